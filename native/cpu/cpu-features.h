@@ -1,0 +1,19 @@
+// What the CPU can do, read once from CPUID (x86) or compile-time macros (ARM).
+#pragma once
+
+namespace kiln {
+
+struct CpuFeatures {
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool avx512f = false;
+  bool avxVnni = false;
+  bool neon = false;
+  int logicalCores = 1;
+  int physicalCores = 1;
+};
+
+const CpuFeatures& cpuFeatures();
+
+}  // namespace kiln

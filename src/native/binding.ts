@@ -1,0 +1,116 @@
+// The native addon's whole surface, typed. native/addon.cpp registers exactly these names.
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NativeAddonError } from '../errors.js';
+
+export interface CpuFeatures {
+  avx2: boolean;
+  fma: boolean;
+  f16c: boolean;
+  avx512f: boolean;
+  avxVnni: boolean;
+  neon: boolean;
+  logicalCores: number;
+  physicalCores: number;
+}
+
+export interface NativeTypeRow {
+  type: number;
+  name: string;
+  blockSize: number;
+  typeSize: number;
+  vecDotType: number;
+  isWeightType: boolean;
+}
+
+/** A tensor of a native graph. Tensors with `data` are constants (weights); the rest are activations. */
+export interface NativeTensor {
+  /** GgmlType of a constant; activations are F32. `-1` marks the token-id input (int32). */
+  dtype: number;
+  /** Elements per row. */
+  cols: number;
+  /** Rows of a constant. For activations: 0 = one row per token, -1 = one row per requested output. */
+  rows: number;
+  data?: ArrayBuffer;
+  byteOffset?: number;
+  /** For error messages and debugging. */
+  name?: string;
+}
+
+export interface NativeNode {
+  op: number;
+  inputs: number[];
+  output: number;
+  params: number[];
+}
+
+export interface NativeGraph {
+  tensors: NativeTensor[];
+  nodes: NativeNode[];
+  /** The tensor forward() copies into its output buffer. */
+  output: number;
+}
+
+export interface NativePlanOptions {
+  threads: number;
+  /** Sequence slots, each with its own KV cache. */
+  slots: number;
+  /** Positions per slot. */
+  contextSize: number;
+  /** Most tokens per forward call. */
+  maxBatch: number;
+  /** GgmlType of the KV cache: F32 or F16. */
+  kvType: number;
+}
+
+export interface NativePlan {
+  /**
+   * Runs the graph on `tokens` at `positions` in `slot`, on a worker thread. Writes the output
+   * rows (the last token's, or every token's when allOutputs) into `out`.
+   */
+  forward(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean, out: Float32Array): Promise<void>;
+  /** Copies positions [0, n) of one slot's KV cache to another. */
+  copySlot(from: number, to: number, n: number): void;
+  /** Frees native memory and stops the thread pool; the plan cannot be used afterwards. */
+  dispose(): void;
+}
+
+export interface NativeAddon {
+  cpuFeatures(): CpuFeatures;
+  /** The native type traits table, for the check against the TS table. */
+  typeTable(): NativeTypeRow[];
+  /** Maps a file read-only (copy-on-write) and returns it as an external ArrayBuffer. */
+  mapFile(path: string): ArrayBuffer;
+  /** Reference quantizer: n = src.length elements into dst (the GGML block layout). */
+  quantize(type: number, src: Float32Array, dst: Uint8Array): void;
+  /** Dequantizes dst.length elements. */
+  dequantize(type: number, src: Uint8Array, dst: Float32Array): void;
+  /** y (nTokens, rows) = x (nTokens, cols) * W^T, synchronously; for kernel tests. */
+  mulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, y: Float32Array, threads: number): void;
+  /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
+  setKernelLevel(level: 'generic' | 'best'): void;
+  Plan: new (graph: NativeGraph, options: NativePlanOptions) => NativePlan;
+}
+
+let cached: NativeAddon | undefined;
+
+/** Loads build/Release/kiln.node (cmake-js) or the node-gyp build. */
+export function native(): NativeAddon {
+  if (cached) return cached;
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const base = existsSync(join(root, 'package.json')) ? root : join(root, '..');
+  const candidates = [join(base, 'build', 'Release', 'kiln.node')];
+  const require = createRequire(import.meta.url);
+  for (const path of candidates) {
+    if (!existsSync(path)) continue;
+    try {
+      cached = require(path) as NativeAddon;
+      return cached;
+    } catch (err) {
+      throw new NativeAddonError(`The native addon at ${path} failed to load: ${(err as Error).message}. Rebuild it with \`npm run build:native\`.`, { cause: err });
+    }
+  }
+  throw new NativeAddonError(`The native addon is not built (looked for ${candidates.join(', ')}). Run \`npm install\` or \`npm run build:native\`.`);
+}
