@@ -4,6 +4,10 @@
 #include "cpu/cpu-features.h"
 #include "cpu/type-traits.h"
 
+namespace kiln {
+void registerKernelExports(Napi::Env env, Napi::Object exports);
+}
+
 namespace {
 
 Napi::Value CpuFeaturesJs(const Napi::CallbackInfo& info) {
@@ -22,6 +26,7 @@ Napi::Value CpuFeaturesJs(const Napi::CallbackInfo& info) {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("cpuFeatures", Napi::Function::New(env, CpuFeaturesJs, "cpuFeatures"));
+  kiln::registerKernelExports(env, exports);
   return exports;
 }
 

@@ -101,7 +101,8 @@ export function native(): NativeAddon {
   if (cached) return cached;
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const base = existsSync(join(root, 'package.json')) ? root : join(root, '..');
-  const candidates = [join(base, 'build', 'Release', 'kiln.node')];
+  // KILN_ADDON points at another build (a second build folder, a debug build).
+  const candidates = process.env.KILN_ADDON ? [process.env.KILN_ADDON] : [join(base, 'build', 'Release', 'kiln.node')];
   const require = createRequire(import.meta.url);
   for (const path of candidates) {
     if (!existsSync(path)) continue;
