@@ -6,6 +6,8 @@
 
 namespace kiln {
 void registerKernelExports(Napi::Env env, Napi::Object exports);
+void registerMappedFileExports(Napi::Env env, Napi::Object exports);
+void registerPlanExports(Napi::Env env, Napi::Object exports);
 }
 
 namespace {
@@ -27,6 +29,8 @@ Napi::Value CpuFeaturesJs(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("cpuFeatures", Napi::Function::New(env, CpuFeaturesJs, "cpuFeatures"));
   kiln::registerKernelExports(env, exports);
+  kiln::registerMappedFileExports(env, exports);
+  kiln::registerPlanExports(env, exports);
   return exports;
 }
 

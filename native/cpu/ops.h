@@ -1,0 +1,66 @@
+// CPU kernels for the non-matmul ops of a forward step. Each takes (ith, nth) and does its
+// share of the rows, so the executor can run it on every thread of the pool.
+#pragma once
+#include <cstdint>
+
+#include "../common/quant-blocks.h"
+
+namespace kiln {
+
+// y = x / sqrt(mean(x^2) + eps) * w over each contiguous group of `width` values.
+void rmsNormRows(const float* x, const float* w, float* y, int64_t nGroups, int64_t width, float eps, int ith, int nth);
+
+struct RopeParams {
+  int nHeads;
+  int headDim;
+  int nRot;      // rotated dimensions per head (<= headDim)
+  bool neox;     // NeoX pairs (i, i + nRot/2) instead of adjacent (2i, 2i+1)
+  float freqBase;
+  float freqScale;
+};
+
+// Rotates x (nTokens, nHeads * headDim) in place. freqFactors: nRot/2 divisors, or null.
+void ropeRows(float* x, int64_t nTokens, const int32_t* positions, const RopeParams& p, const float* freqFactors,
+              int ith, int nth);
+
+struct AttentionParams {
+  int nHeads;
+  int nKvHeads;
+  int headDim;
+  float scale;
+};
+
+// Key/value cache of one layer of one slot: `capacity` rows of nKvHeads * headDim, F32 or F16.
+struct KvView {
+  void* k;
+  void* v;
+  GgmlType type;
+  int64_t capacity;
+};
+
+// Stores the new keys/values (nTokens, nKvHeads * headDim) at their positions.
+void kvStoreRows(const KvView& kv, const float* k, const float* v, int64_t nTokens, const int32_t* positions,
+                 int64_t rowWidth, int ith, int nth);
+
+// Causal GQA: query token i at position p attends to cache rows 0..p.
+// q and out: (nTokens, nHeads * headDim). scratch: nth * (capacity + headDim) floats.
+void attentionRows(const float* q, const KvView& kv, float* out, int64_t nTokens, const int32_t* positions,
+                   const AttentionParams& p, float* scratch, int ith, int nth);
+
+// y = silu(gate) * up.
+void swigluRows(const float* gate, const float* up, float* y, int64_t n, int ith, int nth);
+
+// y = a + b.
+void addRows(const float* a, const float* b, float* y, int64_t n, int ith, int nth);
+
+// y[r] += bias for each of nRows rows of width.
+void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int ith, int nth);
+
+// Splits [0, n) into nth near-equal parts; returns part ith as [begin, end).
+inline void splitRange(int64_t n, int ith, int nth, int64_t* begin, int64_t* end) {
+  const int64_t per = (n + nth - 1) / nth;
+  *begin = per * ith < n ? per * ith : n;
+  *end = *begin + per < n ? *begin + per : n;
+}
+
+}  // namespace kiln
