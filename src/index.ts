@@ -1,1 +1,11 @@
-export {};
+// kiln's public API.
+export { Runtime, RuntimeClosedError } from './runtime/runtime.js';
+export type { LoadOptions, CompleteOptions, CompleteResult, RuntimeInfo } from './runtime/runtime.js';
+export type { FinishReason, Usage, Timings } from './generate/generate.js';
+export { ContextLengthExceededError } from './generate/errors.js';
+export type { SamplingOptions } from './sampling/sampling-options.js';
+export { KilnError, InvalidArgumentError, NativeAddonError } from './errors.js';
+export * from './gguf/index.js';
+export * from './model/errors.js';
+export { loadTokenizer } from './tokenizer/load-tokenizer.js';
+export type { Tokenizer } from './tokenizer/tokenizer.js';

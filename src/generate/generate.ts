@@ -1,0 +1,134 @@
+// One request's token loop: prefix reuse -> prefill -> decode -> sample -> detokenize -> stop
+// strings -> text events. Everything the request needs is passed in; the caller owns the slot.
+import type { CompiledGraph } from '../backend/backend.js';
+import { commonPrefixLength, type Slot } from '../runtime/slot-pool.js';
+import { Sampler } from '../sampling/sampler.js';
+import type { SamplingOptions } from '../sampling/sampling-options.js';
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { ContextLengthExceededError } from './errors.js';
+import { StopDetector } from './stop-detector.js';
+
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+export interface GenerationModel {
+  readonly graph: CompiledGraph;
+  readonly tokenizer: Tokenizer;
+  readonly contextSize: number;
+  readonly maxBatch: number;
+}
+
+export interface GenerateRequest {
+  prompt: number[];
+  maxTokens: number;
+  sampling: SamplingOptions;
+  stop: string[];
+  signal?: AbortSignal;
+  /** Called with each piece of visible text as soon as it is final. */
+  onText?: (text: string) => void;
+  /** Called with each sampled token id (before detokenizing), for tests and replay recording. */
+  onToken?: (id: number) => void;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+}
+
+export interface Timings {
+  prefillTokens: number;
+  prefillMs: number;
+  decodeTokens: number;
+  decodeMs: number;
+}
+
+export interface GenerateResult {
+  text: string;
+  tokens: number[];
+  finishReason: FinishReason;
+  usage: Usage;
+  timings: Timings;
+}
+
+export async function generate(model: GenerationModel, slot: Slot, req: GenerateRequest): Promise<GenerateResult> {
+  const { graph, tokenizer, contextSize, maxBatch } = model;
+  const prompt = req.prompt;
+  if (prompt.length === 0) throw new ContextLengthExceededError(0, contextSize);
+  if (prompt.length > contextSize) throw new ContextLengthExceededError(prompt.length, contextSize);
+  const sampler = new Sampler(req.sampling);
+  const stops = new StopDetector(req.stop);
+  const decoder = tokenizer.createDecoder();
+  const logits = new Float32Array(graph.outputWidth);
+
+  // Reuse the slot's cached prefix; the last prompt token is always evaluated for its logits.
+  const cached = Math.min(commonPrefixLength(slot.tokens, prompt), prompt.length - 1);
+  slot.tokens.length = cached;
+
+  const t0 = performance.now();
+  for (let start = cached; start < prompt.length; start += maxBatch) {
+    const end = Math.min(start + maxBatch, prompt.length);
+    await step(graph, slot, prompt.slice(start, end), start, logits);
+  }
+  const prefillMs = performance.now() - t0;
+
+  const generated: number[] = [];
+  const history = prompt.slice();
+  let text = '';
+  let finishReason: FinishReason = 'length';
+  const emit = (piece: string) => {
+    if (piece.length === 0) return;
+    text += piece;
+    req.onText?.(piece);
+  };
+  const t1 = performance.now();
+  let decodeSteps = 0;
+  let stoppedByString = false;
+  while (generated.length < req.maxTokens) {
+    if (req.signal?.aborted) {
+      finishReason = 'abort';
+      break;
+    }
+    const id = sampler.sample(logits, history);
+    req.onToken?.(id);
+    if (tokenizer.isEog(id)) {
+      finishReason = 'stop';
+      break;
+    }
+    generated.push(id);
+    history.push(id);
+    const out = stops.push(decoder.push(id));
+    emit(out.text);
+    if (out.stopped) {
+      finishReason = 'stop';
+      stoppedByString = true;
+      break;
+    }
+    if (generated.length >= req.maxTokens) break;
+    if (prompt.length + generated.length >= contextSize) break; // the context is full
+    await step(graph, slot, [id], prompt.length + generated.length - 1, logits);
+    decodeSteps++;
+  }
+  if (!stoppedByString) {
+    const tail = stops.push(decoder.flush());
+    if (tail.stopped) finishReason = 'stop';
+    emit(tail.stopped ? tail.text : tail.text + stops.finish());
+  }
+  const decodeMs = performance.now() - t1;
+
+  return {
+    text,
+    tokens: generated,
+    finishReason,
+    usage: { promptTokens: prompt.length, completionTokens: generated.length, cachedTokens: cached },
+    timings: { prefillTokens: prompt.length - cached, prefillMs, decodeTokens: decodeSteps, decodeMs },
+  };
+}
+
+/** Evaluates `tokens` at positions start.. in the slot; the slot's token record follows the cache. */
+async function step(graph: CompiledGraph, slot: Slot, tokens: number[], start: number, logits: Float32Array): Promise<void> {
+  const ids = Int32Array.from(tokens);
+  const positions = Int32Array.from(tokens, (_, i) => start + i);
+  slot.tokens.length = start; // if the step fails, the cache beyond `start` is unknown
+  await graph.forward(ids, positions, slot.index, false, logits);
+  for (const t of tokens) slot.tokens.push(t);
+}

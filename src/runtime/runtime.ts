@@ -1,0 +1,227 @@
+// The public entry point: load a GGUF model onto a backend, then complete prompts on it.
+import { availableParallelism } from 'node:os';
+import type { Backend, BackendName, CompiledGraph } from '../backend/backend.js';
+import { CpuBackend } from '../backend/cpu/cpu-backend.js';
+import { InvalidArgumentError, KilnError } from '../errors.js';
+import { ContextLengthExceededError } from '../generate/errors.js';
+import { generate, type FinishReason, type Timings, type Usage } from '../generate/generate.js';
+import { openGguf } from '../gguf/open-gguf.js';
+import type { GgufFile } from '../gguf/types.js';
+import { buildDecoderGraph } from '../model/decoder-graph.js';
+import { type HParams, readHParams } from '../model/hparams.js';
+import { ModelWeights } from '../model/weights.js';
+import { native } from '../native/binding.js';
+import type { SamplingOptions } from '../sampling/sampling-options.js';
+import { tokenizerFromGguf } from '../tokenizer/load-tokenizer.js';
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { SlotPool } from './slot-pool.js';
+
+export interface LoadOptions {
+  /** Path of a GGUF file. */
+  model: string;
+  backend?: BackendName | 'auto';
+  /** CPU threads; default: physical cores. */
+  threads?: number;
+  /** Positions per sequence; default: the model's training context, at most 4096. */
+  contextSize?: number;
+  /** Concurrent sequences, each with its own KV cache. Default 1. */
+  slots?: number;
+  /** Most tokens per forward step during prefill. Default 256. */
+  maxBatch?: number;
+  kvCacheType?: 'f32' | 'f16';
+  /** Called with the fraction of the load done, from 0 to 1. */
+  onProgress?: (fraction: number) => void;
+}
+
+export interface CompleteOptions extends SamplingOptions {
+  /** Text (tokenized with BOS as the model says) or token ids. */
+  prompt: string | number[];
+  /** Default 256. */
+  maxTokens?: number;
+  stop?: string[];
+  signal?: AbortSignal;
+  /** Receives each piece of generated text as soon as it is final. */
+  onToken?: (text: string) => void;
+}
+
+export interface CompleteResult {
+  text: string;
+  tokens: number[];
+  finishReason: FinishReason;
+  usage: Usage;
+  timings: Timings;
+}
+
+export interface RuntimeInfo {
+  path: string;
+  architecture: string;
+  name: string | null;
+  hparams: HParams;
+  backend: BackendName;
+  threads: number;
+  contextSize: number;
+  slots: number;
+  kvCacheType: 'f32' | 'f16';
+}
+
+export class RuntimeClosedError extends KilnError {
+  readonly code = 'runtime_closed';
+  constructor() {
+    super('This runtime was closed; load the model again with Runtime.load().');
+  }
+}
+
+const DEFAULT_MAX_CONTEXT = 4096;
+const PREFAULT_CHUNK = 64 * 1024 * 1024;
+
+export class Runtime {
+  private closed = false;
+  private running = 0;
+
+  private constructor(
+    readonly info: RuntimeInfo,
+    readonly tokenizer: Tokenizer,
+    readonly gguf: GgufFile,
+    private readonly graph: CompiledGraph,
+    private readonly slots: SlotPool,
+    private readonly maxBatch: number,
+    // Keeps the file mapping alive as long as the runtime.
+    private readonly mapping: ArrayBuffer,
+  ) {}
+
+  static async load(options: LoadOptions): Promise<Runtime> {
+    const progress = options.onProgress ?? (() => {});
+    const backendName = options.backend ?? 'cpu';
+    if (backendName !== 'cpu' && backendName !== 'auto') {
+      throw new InvalidArgumentError(`backend '${backendName}' is not available in this build; use 'cpu'`, 'backend');
+    }
+    const backend: Backend = new CpuBackend();
+    progress(0);
+    const { file, buffer } = openGguf(options.model);
+    const hparams = readHParams(file);
+    const tokenizer = tokenizerFromGguf(file);
+    const threads = options.threads ?? native().cpuFeatures().physicalCores ?? availableParallelism();
+    const contextSize = options.contextSize ?? Math.min(hparams.contextLength, DEFAULT_MAX_CONTEXT);
+    const slots = options.slots ?? 1;
+    const maxBatch = options.maxBatch ?? 256;
+    const kvCacheType = options.kvCacheType ?? 'f32';
+    checkInt('contextSize', contextSize, 1, 1 << 22);
+    checkInt('slots', slots, 1, 256);
+    checkInt('maxBatch', maxBatch, 1, 65536);
+    checkInt('threads', threads, 1, 512);
+    if (kvCacheType !== 'f32' && kvCacheType !== 'f16') throw new InvalidArgumentError(`kvCacheType must be 'f32' or 'f16'`, 'kvCacheType');
+
+    const graph = buildDecoderGraph(hparams, new ModelWeights(file, buffer, hparams.architecture));
+    await prefault(buffer, file.dataOffset, (f) => progress(f * 0.9));
+    const compiled = await backend.compile(graph, { slots, contextSize, maxBatch, kvCacheType, threads });
+    progress(1);
+    const name = file.metadata.get('general.name');
+    const info: RuntimeInfo = {
+      path: options.model,
+      architecture: hparams.architecture,
+      name: typeof name === 'string' ? name : null,
+      hparams,
+      backend: backend.name,
+      threads,
+      contextSize,
+      slots,
+      kvCacheType,
+    };
+    return new Runtime(info, tokenizer, file, compiled, new SlotPool(slots), maxBatch, buffer);
+  }
+
+  tokenize(text: string, opts: { addBos?: boolean; parseSpecial?: boolean } = {}): number[] {
+    return this.tokenizer.encode(text, { addSpecial: opts.addBos ?? true, parseSpecial: opts.parseSpecial ?? false });
+  }
+
+  detokenize(ids: ArrayLike<number>): string {
+    return this.tokenizer.decode(ids);
+  }
+
+  async complete(options: CompleteOptions): Promise<CompleteResult> {
+    if (this.closed) throw new RuntimeClosedError();
+    const { prompt, maxTokens = 256, stop = [], signal, onToken, ...sampling } = options;
+    const ids = typeof prompt === 'string' ? this.tokenize(prompt) : checkTokenIds(prompt, this.tokenizer.vocabSize);
+    checkInt('maxTokens', maxTokens, 0, Number.MAX_SAFE_INTEGER);
+    if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
+      throw new InvalidArgumentError('stop must be an array of non-empty strings', 'stop');
+    }
+    this.running++;
+    try {
+      const slot = await this.slots.acquire(ids, signal);
+      try {
+        return await generate(
+          { graph: this.graph, tokenizer: this.tokenizer, contextSize: this.info.contextSize, maxBatch: this.maxBatch },
+          slot,
+          { prompt: ids, maxTokens, sampling, stop, ...(signal ? { signal } : {}), ...(onToken ? { onText: onToken } : {}) },
+        );
+      } finally {
+        this.slots.release(slot);
+      }
+    } finally {
+      this.running--;
+    }
+  }
+
+  /**
+   * Teacher forcing: evaluates `tokens` from position 0 and returns the logits after every token,
+   * (tokens.length, vocab) row-major.
+   */
+  async evaluate(tokens: number[]): Promise<Float32Array> {
+    if (this.closed) throw new RuntimeClosedError();
+    checkTokenIds(tokens, this.tokenizer.vocabSize);
+    if (tokens.length === 0 || tokens.length > this.info.contextSize) throw new ContextLengthExceededError(tokens.length, this.info.contextSize);
+    const width = this.graph.outputWidth;
+    const out = new Float32Array(tokens.length * width);
+    this.running++;
+    const slot = await this.slots.acquire([]);
+    try {
+      slot.tokens.length = 0;
+      for (let start = 0; start < tokens.length; start += this.maxBatch) {
+        const chunk = tokens.slice(start, start + this.maxBatch);
+        const positions = Int32Array.from(chunk, (_, i) => start + i);
+        await this.graph.forward(Int32Array.from(chunk), positions, slot.index, true, out.subarray(start * width, (start + chunk.length) * width));
+        slot.tokens.push(...chunk);
+      }
+      return out;
+    } finally {
+      this.slots.release(slot);
+      this.running--;
+    }
+  }
+
+  /** Frees the KV cache and thread pool. Waits for nothing: close after requests finish. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.running > 0) await new Promise((r) => setTimeout(r, 5));
+    this.graph.dispose();
+  }
+}
+
+function checkInt(name: string, value: number, min: number, max: number): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(`${name} must be an integer in [${min}, ${max}], got ${value}`, name);
+  }
+}
+
+function checkTokenIds(ids: number[], vocabSize: number): number[] {
+  if (!Array.isArray(ids) || ids.some((t) => !Number.isInteger(t) || t < 0 || t >= vocabSize)) {
+    throw new InvalidArgumentError(`prompt token ids must be integers in [0, ${vocabSize})`, 'prompt');
+  }
+  return ids;
+}
+
+/** Touches every page of the weights so the first forward step does not stall on disk. */
+async function prefault(buffer: ArrayBuffer, from: number, progress: (fraction: number) => void): Promise<number> {
+  const bytes = new Uint8Array(buffer);
+  const total = bytes.length - from;
+  let sink = 0;
+  for (let start = from; start < bytes.length; start += PREFAULT_CHUNK) {
+    const end = Math.min(start + PREFAULT_CHUNK, bytes.length);
+    for (let i = start; i < end; i += 4096) sink ^= bytes[i]!;
+    progress(total > 0 ? (end - from) / total : 1);
+    await new Promise((r) => setImmediate(r));
+  }
+  return sink; // returned so the reads are not optimized away
+}
