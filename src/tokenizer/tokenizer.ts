@@ -1,0 +1,39 @@
+// The tokenizer contract every model family implements: text <-> token ids, exactly as the model's
+// own tokenizer does it.
+import type { StreamingDetokenizer } from './streaming-detokenizer.js';
+
+export interface EncodeOptions {
+  /** Add BOS/EOS as the model's `add_bos_token`/`add_eos_token` say. Default true. */
+  addSpecial?: boolean;
+  /**
+   * Recognise control tokens (`<|im_end|>`, `<s>`) written as text. Default false: user content
+   * never produces a control token. User-defined added tokens are recognised either way.
+   */
+  parseSpecial?: boolean;
+}
+
+export interface DecodeOptions {
+  /** Drop control and unknown tokens instead of writing their text. Default false. */
+  skipSpecial?: boolean;
+}
+
+export interface DecoderOptions {
+  /** Drop control and unknown tokens instead of writing their text. Default false. */
+  skipSpecial?: boolean;
+}
+
+export interface Tokenizer {
+  readonly vocabSize: number;
+  readonly bosId: number | null;
+  readonly eosId: number | null;
+  readonly addBos: boolean;
+  encode(text: string, opts?: EncodeOptions): number[];
+  decode(ids: ArrayLike<number>, opts?: DecodeOptions): string;
+  /** The text of one token as it appears in generated output (control tokens by their text). */
+  tokenToPiece(id: number): string;
+  /** Whether the token ends generation (EOS, EOT, `<|im_end|>`, ...). */
+  isEog(id: number): boolean;
+  isControl(id: number): boolean;
+  /** A decoder for generated tokens; it keeps every leading space (nothing precedes it here). */
+  createDecoder(opts?: DecoderOptions): StreamingDetokenizer;
+}
