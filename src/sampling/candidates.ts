@@ -1,0 +1,78 @@
+// The working set the truncating samplers narrow down (llama.cpp's llama_token_data_array):
+// parallel arrays of token ids and logits, sized once to the vocabulary and reused every token.
+
+/** Largest finite float32. Candidate logits are clamped to ±this so softmax never sees Inf - Inf. */
+export const FLOAT32_MAX = 3.4028234663852886e38;
+
+export class Candidates {
+  /** Token ids; the first `size` entries are live. */
+  readonly ids: Int32Array;
+  /** Logits, parallel to `ids`; always finite (see reset). */
+  readonly logits: Float32Array;
+  /** Softmax of the live logits, filled by `softmax()`. */
+  readonly probs: Float64Array;
+  /** Where selectTop writes the best candidates without disturbing the live set. */
+  readonly scratchIds: Int32Array;
+  readonly scratchLogits: Float32Array;
+  size = 0;
+  /** True when the live entries are ordered best first (see ranksBefore). */
+  sorted = false;
+
+  constructor(readonly capacity: number) {
+    this.ids = new Int32Array(capacity);
+    this.logits = new Float32Array(capacity);
+    this.probs = new Float64Array(capacity);
+    this.scratchIds = new Int32Array(capacity);
+    this.scratchLogits = new Float32Array(capacity);
+  }
+
+  /**
+   * Makes every token a candidate. NaN becomes -FLOAT32_MAX and ±Infinity ±FLOAT32_MAX: a banned
+   * (-Infinity) token still gets probability exp(-3.4e38 - max) = 0, while a logit row that is all
+   * banned or all NaN degrades to a uniform draw instead of NaN probabilities.
+   */
+  reset(logits: ArrayLike<number>): void {
+    const n = logits.length;
+    if (n > this.capacity) throw new RangeError(`${n} logits exceed the candidate capacity ${this.capacity}`);
+    for (let i = 0; i < n; i++) {
+      const v = logits[i];
+      this.ids[i] = i;
+      this.logits[i] = v >= FLOAT32_MAX ? FLOAT32_MAX : v > -FLOAT32_MAX ? v : -FLOAT32_MAX;
+    }
+    this.size = n;
+    this.sorted = false;
+  }
+
+  /** Keeps the first `k` entries of the scratch arrays (written by selectTop) as the live set. */
+  takeScratch(k: number): void {
+    this.ids.set(this.scratchIds.subarray(0, k));
+    this.logits.set(this.scratchLogits.subarray(0, k));
+    this.size = k;
+    this.sorted = true;
+  }
+
+  /** Highest live logit. */
+  maxLogit(): number {
+    if (this.sorted) return this.logits[0];
+    let max = -Infinity;
+    for (let i = 0; i < this.size; i++) if (this.logits[i] > max) max = this.logits[i];
+    return max;
+  }
+
+  /** Fills `probs[0..size)` with the softmax of the live logits. */
+  softmax(): void {
+    const max = this.maxLogit();
+    let sum = 0;
+    for (let i = 0; i < this.size; i++) {
+      const e = Math.exp(this.logits[i] - max);
+      this.probs[i] = e;
+      sum += e;
+    }
+    for (let i = 0; i < this.size; i++) this.probs[i] /= sum;
+  }
+}
+
+/** True when (logitA, idA) ranks before (logitB, idB): higher logit first, lower id on ties. */
+export function ranksBefore(logitA: number, idA: number, logitB: number, idB: number): boolean {
+  return logitA > logitB || (logitA === logitB && idA < idB);
+}

@@ -1,0 +1,62 @@
+// One request's sampler: llama.cpp's default chain, penalties -> logit bias -> top-k -> top-p ->
+// min-p -> temperature -> seeded draw, or argmax at temperature 0. Scratch arrays are sized to
+// the vocabulary once, so sampling a token allocates nothing.
+import { Candidates } from './candidates.js';
+import { dist } from './dist.js';
+import { greedy } from './greedy.js';
+import { logitBias } from './logit-bias.js';
+import { minP } from './min-p.js';
+import { Prng } from './prng.js';
+import { repetitionPenalties } from './repetition-penalties.js';
+import { type ResolvedSamplingOptions, type SamplingOptions, resolveSamplingOptions } from './sampling-options.js';
+import { temperature } from './temperature.js';
+import { topK } from './top-k.js';
+import { topP } from './top-p.js';
+
+export class Sampler {
+  readonly options: Readonly<ResolvedSamplingOptions>;
+  private readonly rng: Prng;
+  private working = new Float32Array(0);
+  private counts = new Uint32Array(0);
+  private candidates = new Candidates(0);
+
+  /** Throws InvalidArgumentError naming the first bad field. */
+  constructor(options: SamplingOptions = {}) {
+    this.options = resolveSamplingOptions(options);
+    this.rng = new Prng(this.options.seed);
+  }
+
+  /** The seed in use (the random one when none was given), so a run can be reproduced. */
+  get seed(): number {
+    return this.options.seed;
+  }
+
+  /**
+   * Picks the next token from `logits` (not modified). `history` is the token ids so far (prompt
+   * and generated, as the caller chooses) that the penalties look back over.
+   */
+  sample(logits: Float32Array, history: ArrayLike<number> = []): number {
+    const o = this.options;
+    const n = logits.length;
+    if (n === 0) throw new RangeError('cannot sample from an empty logit row');
+    if (this.working.length !== n) {
+      this.working = new Float32Array(n);
+      this.counts = new Uint32Array(n);
+      this.candidates = new Candidates(n);
+    }
+    const working = this.working;
+    working.set(logits);
+    repetitionPenalties(working, history, o, this.counts);
+    logitBias(working, o.logitBias);
+    // Top-k, top-p and min-p all keep the most likely token, so they cannot change the argmax.
+    if (o.temperature === 0) return greedy(working);
+
+    const c = this.candidates;
+    c.reset(working);
+    topK(c, o.topK);
+    topP(c, o.topP);
+    minP(c, o.minP);
+    temperature(c, o.temperature);
+    return dist(c, this.rng);
+  }
+}

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../../src/errors.js';
+import { Sampler } from '../../../src/sampling/sampler.js';
+import { prng } from '../../helpers/prng.js';
+
+function randomLogits(n: number, seed: number): Float32Array {
+  const rng = prng(seed);
+  return Float32Array.from({ length: n }, () => (rng.next() - 0.5) * 20);
+}
+
+function draw(sampler: Sampler, logits: Float32Array, n: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push(sampler.sample(logits, out));
+  return out;
+}
+
+describe('Sampler', () => {
+  it('at temperature 0 is the argmax, lowest index on ties', () => {
+    const s = new Sampler({ temperature: 0 });
+    expect(s.sample(new Float32Array([1, 9, 3, 9]), [])).toBe(1);
+  });
+
+  it('at temperature 0 still applies penalties and logit bias first', () => {
+    const logits = new Float32Array([5, 4, 1]);
+    expect(new Sampler({ temperature: 0, repeatPenalty: 2 }).sample(logits, [0])).toBe(1); // 2.5 < 4
+    expect(new Sampler({ temperature: 0, logitBias: { 0: -Infinity, 1: -Infinity } }).sample(logits, [])).toBe(2);
+    expect(new Sampler({ temperature: 0, presencePenalty: 2 }).sample(logits, [0])).toBe(1);
+  });
+
+  it('does not modify the caller\'s logits', () => {
+    const logits = new Float32Array([5, 4, 1]);
+    new Sampler({ temperature: 0.7, repeatPenalty: 2, logitBias: { 2: 3 }, seed: 1 }).sample(logits, [0, 1]);
+    expect(Array.from(logits)).toEqual([5, 4, 1]);
+  });
+
+  it('gives the same tokens for the same seed and settings, and others for another seed', () => {
+    const logits = randomLogits(32_000, 1).map((v) => v / 4);
+    const options = { temperature: 0.9, topK: 50, topP: 0.95, minP: 0.01, repeatPenalty: 1.1, seed: 1234 };
+    const a = draw(new Sampler(options), logits, 100);
+    expect(draw(new Sampler(options), logits, 100)).toEqual(a);
+    expect(draw(new Sampler({ ...options, seed: 4321 }), logits, 100)).not.toEqual(a);
+  });
+
+  it('reports the seed it used so a random-seeded run can be replayed', () => {
+    const logits = randomLogits(1000, 2).map((v) => v / 10);
+    const first = new Sampler({ temperature: 1 });
+    const a = draw(first, logits, 50);
+    expect(draw(new Sampler({ temperature: 1, seed: first.seed }), logits, 50)).toEqual(a);
+  });
+
+  it('top-k 1 is greedy at any temperature', () => {
+    const logits = randomLogits(5000, 3);
+    const best = new Sampler({ temperature: 0 }).sample(logits, []);
+    const s = new Sampler({ temperature: 5, topK: 1, seed: 9 });
+    for (let i = 0; i < 20; i++) expect(s.sample(logits, [])).toBe(best);
+  });
+
+  it('samples only tokens that survive top-k, top-p and min-p', () => {
+    // Probabilities 0.4, 0.3, 0.2, 0.06, 0.04.
+    const logits = new Float32Array([0.4, 0.3, 0.2, 0.06, 0.04].map(Math.log));
+    const seen = (options: ConstructorParameters<typeof Sampler>[0]): number[] => {
+      const s = new Sampler({ ...options, seed: 5 });
+      return [...new Set(Array.from({ length: 2000 }, () => s.sample(logits, [])))].sort();
+    };
+    expect(seen({ topK: 2 })).toEqual([0, 1]);
+    expect(seen({ topP: 0.85 })).toEqual([0, 1, 2]);
+    expect(seen({ minP: 0.4 })).toEqual([0, 1, 2]); // threshold 0.16
+    expect(seen({ topK: 4, topP: 0.95, minP: 0.2 })).toEqual([0, 1, 2]);
+    expect(seen({})).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('matches the tempered softmax in frequency', () => {
+    const logits = new Float32Array([0, Math.log(3)]);
+    const s = new Sampler({ temperature: 0.5, seed: 77 });
+    const n = 40_000;
+    let ones = 0;
+    for (let i = 0; i < n; i++) ones += s.sample(logits, []);
+    const p = 0.9; // 3^2 / (1 + 3^2)
+    expect(Math.abs(ones - n * p)).toBeLessThan(5 * Math.sqrt(n * p * (1 - p)));
+  });
+
+  it('never samples a banned token', () => {
+    const logits = new Float32Array([10, 0, 0]);
+    const s = new Sampler({ temperature: 2, logitBias: { 0: -Infinity }, seed: 3 });
+    for (let i = 0; i < 500; i++) expect(s.sample(logits, [])).not.toBe(0);
+  });
+
+  it('penalizes repeats over the history the caller passes', () => {
+    const logits = new Float32Array([3, 3, 3]);
+    const s = new Sampler({ temperature: 0.01, frequencyPenalty: 100, seed: 1 });
+    expect(draw(s, logits, 3).sort()).toEqual([0, 1, 2]);
+  });
+
+  it('handles a full-size vocabulary and survives a vocabulary change', () => {
+    const big = randomLogits(152_064, 4);
+    const s = new Sampler({ temperature: 0.8, topK: 40, topP: 0.9, minP: 0.05, repeatPenalty: 1.1, seed: 8 });
+    const tokens = draw(s, big, 20);
+    expect(tokens.every((t) => t >= 0 && t < big.length)).toBe(true);
+    const small = s.sample(new Float32Array([0, 1]), []);
+    expect([0, 1]).toContain(small);
+    // Plain sampling and top-p alone take the paths without top-k's selection.
+    expect(new Sampler({ seed: 1 }).sample(big, [])).toBeLessThan(big.length);
+    expect(new Sampler({ topP: 0.95, seed: 1 }).sample(big, [])).toBeLessThan(big.length);
+  });
+
+  it('throws InvalidArgumentError for bad options and a logit bias outside the vocabulary', () => {
+    expect(() => new Sampler({ temperature: -1 })).toThrow(InvalidArgumentError);
+    expect(() => new Sampler({ topP: 0 })).toThrow(/topP/);
+    const s = new Sampler({ logitBias: { 10: 1 } });
+    expect(() => s.sample(new Float32Array(5), [])).toThrow(InvalidArgumentError);
+  });
+
+  it('throws on an empty logit row', () => {
+    expect(() => new Sampler().sample(new Float32Array(0), [])).toThrow(RangeError);
+  });
+});
