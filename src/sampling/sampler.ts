@@ -13,6 +13,8 @@ import { temperature } from './temperature.js';
 import { topK } from './top-k.js';
 import { topP } from './top-p.js';
 
+const NO_HISTORY: readonly number[] = [];
+
 export class Sampler {
   readonly options: Readonly<ResolvedSamplingOptions>;
   private readonly rng: Prng;
@@ -35,7 +37,7 @@ export class Sampler {
    * Picks the next token from `logits` (not modified). `history` is the token ids so far (prompt
    * and generated, as the caller chooses) that the penalties look back over.
    */
-  sample(logits: Float32Array, history: ArrayLike<number> = []): number {
+  sample(logits: Float32Array, history: ArrayLike<number> = NO_HISTORY): number {
     const o = this.options;
     const n = logits.length;
     if (n === 0) throw new RangeError('cannot sample from an empty logit row');

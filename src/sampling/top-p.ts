@@ -61,7 +61,6 @@ export function topP(c: Candidates, p: number): void {
     if (lo === hi) {
       // All tied: the lower ids rank first.
       for (let i = 0; i < m && cumulative < target; i++) keep(i);
-      if (kept === 0) keep(0);
       break;
     }
     // Bucket 0 holds the highest logits. The index is monotone in the logit, so a bucket's
