@@ -12,8 +12,19 @@
 namespace kiln {
 
 namespace {
-constexpr int kSpinIterations = 200000;  // roughly 1-10 ms of spinning before sleeping
+// Spin briefly (the next op is microseconds away during a forward step), then yield the core so a
+// descheduled peer can run on a busy machine, then sleep so an idle runtime costs no CPU.
+constexpr int kSpinIterations = 2000;
+constexpr int kYieldIterations = 20000;
+
+inline void backoff(int iteration) {
+  if (iteration < kSpinIterations) {
+    KILN_PAUSE();
+  } else {
+    std::this_thread::yield();
+  }
 }
+}  // namespace
 
 ThreadPool::ThreadPool(int nThreads) : nThreads_(nThreads < 1 ? 1 : nThreads) {
   workers_.reserve(nThreads_ - 1);
@@ -43,7 +54,7 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
   }
   if (sleepers_.load() > 0) wake_.notify_all();
   fn(0, nThreads_);
-  while (pending_.load(std::memory_order_acquire) != 0) KILN_PAUSE();
+  for (int i = 0; pending_.load(std::memory_order_acquire) != 0; i++) backoff(i);
   job_ = nullptr;
 }
 
@@ -51,8 +62,8 @@ void ThreadPool::workerLoop(int ith) {
   uint64_t seen = 0;
   for (;;) {
     uint64_t gen = generation_.load(std::memory_order_acquire);
-    for (int spin = 0; gen == seen && spin < kSpinIterations; spin++) {
-      KILN_PAUSE();
+    for (int i = 0; gen == seen && i < kSpinIterations + kYieldIterations; i++) {
+      backoff(i);
       gen = generation_.load(std::memory_order_acquire);
     }
     if (gen == seen) {
