@@ -4,6 +4,17 @@ import { KilnError } from '../errors.js';
 
 const REDOWNLOAD = 'The file is corrupt or was not written by a GGUF writer; download or convert it again.';
 
+/** Longest name from a file quoted whole in a message. */
+const MAX_QUOTED_CHARS = 64;
+
+/**
+ * A key or tensor name from an untrusted file, quoted for a message: JSON escapes control
+ * characters, so a hostile name cannot drive the terminal the message is printed on.
+ */
+export function quoteName(name: string): string {
+  return JSON.stringify(name.length > MAX_QUOTED_CHARS ? `${name.slice(0, MAX_QUOTED_CHARS)}...` : name);
+}
+
 /** The base of every error about the contents of a GGUF file. */
 export abstract class GgufError extends KilnError {}
 
@@ -71,35 +82,35 @@ export class GgufBadValueError extends GgufError {
 export class UnsupportedTensorTypeError extends GgufError {
   readonly code = 'unsupported_tensor_type';
   constructor(readonly tensor: string, readonly tensorType: number) {
-    super(`Tensor "${tensor}" has GGML type ${tensorType}, which kiln does not know. Use a model quantized to F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K or Q6_K (for example a Q4_K_M file).`);
+    super(`Tensor ${quoteName(tensor)} has GGML type ${tensorType}, which kiln does not know. Use a model quantized to F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K or Q6_K (for example a Q4_K_M file).`);
   }
 }
 
 export class GgufTensorOutOfBoundsError extends GgufError {
   readonly code = 'gguf_tensor_out_of_bounds';
   constructor(readonly tensor: string, start: bigint, end: bigint, fileSize: number) {
-    super(`Tensor "${tensor}" claims bytes ${start}..${end} but the file has ${fileSize} bytes. The file is truncated or corrupt; download or convert it again.`);
+    super(`Tensor ${quoteName(tensor)} claims bytes ${start}..${end} but the file has ${fileSize} bytes. The file is truncated or corrupt; download or convert it again.`);
   }
 }
 
 export class GgufTensorOverlapError extends GgufError {
   readonly code = 'gguf_tensor_overlap';
   constructor(readonly tensor: string, readonly other: string) {
-    super(`Tensors "${other}" and "${tensor}" share bytes of the data section; each tensor must have its own range. ${REDOWNLOAD}`);
+    super(`Tensors ${quoteName(other)} and ${quoteName(tensor)} share bytes of the data section; each tensor must have its own range. ${REDOWNLOAD}`);
   }
 }
 
 export class GgufDimensionError extends GgufError {
   readonly code = 'gguf_bad_dimensions';
   constructor(readonly tensor: string, detail: string) {
-    super(`Tensor "${tensor}": ${detail}. ${REDOWNLOAD}`);
+    super(`Tensor ${quoteName(tensor)}: ${detail}. ${REDOWNLOAD}`);
   }
 }
 
 export class GgufDuplicateError extends GgufError {
   readonly code = 'gguf_duplicate';
   constructor(readonly kind: 'metadata key' | 'tensor name', readonly duplicate: string) {
-    super(`GGUF ${kind} "${duplicate}" appears twice; each must be unique. ${REDOWNLOAD}`);
+    super(`GGUF ${kind} ${quoteName(duplicate)} appears twice; each must be unique. ${REDOWNLOAD}`);
   }
 }
 
@@ -114,7 +125,7 @@ export class GgufAlignmentError extends GgufError {
 export class GgufMetadataError extends GgufError {
   readonly code = 'gguf_metadata';
   constructor(readonly key: string, readonly expected: string, readonly found: string) {
-    super(`GGUF metadata key "${key}": expected ${expected}, found ${found}. The model file lacks what its architecture needs; convert it again with a current llama.cpp.`);
+    super(`GGUF metadata key ${quoteName(key)}: expected ${expected}, found ${found}. The model file lacks what its architecture needs; convert it again with a current llama.cpp.`);
   }
 }
 

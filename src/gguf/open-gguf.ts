@@ -7,7 +7,7 @@ import { parseGguf } from './reader.js';
 import type { GgufFile } from './types.js';
 
 export function openGguf(path: string): { file: GgufFile; buffer: ArrayBuffer } {
-  // Checked here so a wrong path gets a typed error instead of whatever mmap's errno becomes.
+  // Checked before any native code, so a wrong path gets a typed error even without the addon.
   let stat;
   try {
     stat = statSync(path, { throwIfNoEntry: false });
@@ -16,7 +16,14 @@ export function openGguf(path: string): { file: GgufFile; buffer: ArrayBuffer } 
   }
   if (!stat) throw new ModelFileNotFoundError(path, 'does not exist');
   if (!stat.isFile()) throw new ModelFileNotFoundError(path, 'is not a regular file');
-  const buffer = native().mapFile(path);
+  const addon = native();
+  let buffer: ArrayBuffer;
+  try {
+    buffer = addon.mapFile(path);
+  } catch (err) {
+    // open/mmap failures (permissions, a file removed since the stat) are about the path too.
+    throw new ModelFileNotFoundError(path, `cannot be mapped (${(err as Error).message})`);
+  }
   try {
     return { file: parseGguf(new Uint8Array(buffer)), buffer };
   } catch (err) {

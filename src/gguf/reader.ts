@@ -6,7 +6,7 @@ import { GgufValueType, type GgufFile, type GgufNumericArray, type GgufTensorInf
 import {
   GgufAlignmentError, GgufBadMagicError, GgufBadValueError, GgufBadValueTypeError, GgufDimensionError,
   GgufDuplicateError, GgufLimitError, GgufTensorOutOfBoundsError, GgufTensorOverlapError, GgufTruncatedError,
-  GgufUnsupportedVersionError, UnsupportedTensorTypeError,
+  GgufUnsupportedVersionError, UnsupportedTensorTypeError, quoteName,
 } from './errors.js';
 import {
   DEFAULT_ALIGNMENT, MAX_ALIGNMENT, MAX_ARRAY_ELEMENTS, MAX_ARRAY_NESTING, MAX_DIMS, MAX_KEY_BYTES, MAX_KV,
@@ -112,7 +112,7 @@ export function parseGguf(bytes: Uint8Array): GgufFile {
     c.section = `metadata key #${i}`;
     const key = c.string(MAX_KEY_BYTES, 'MAX_KEY_BYTES');
     if (metadata.has(key)) throw new GgufDuplicateError('metadata key', key);
-    c.section = `metadata value of "${key}"`;
+    c.section = `metadata value of ${quoteName(key)}`;
     const type = c.u32();
     if (type === GgufValueType.ARRAY) {
       const { elementType, value } = readArray(c, 1);
@@ -135,7 +135,7 @@ export function parseGguf(bytes: Uint8Array): GgufFile {
     const name = c.string(MAX_TENSOR_NAME_BYTES, 'MAX_TENSOR_NAME_BYTES');
     if (names.has(name)) throw new GgufDuplicateError('tensor name', name);
     names.add(name);
-    c.section = `tensor info of "${name}"`;
+    c.section = `tensor info of ${quoteName(name)}`;
     raw.push(readTensorInfo(c, name));
   }
 
@@ -268,7 +268,7 @@ function placeTensors(raw: RawTensorInfo[], alignment: number, dataOffset: numbe
   const dataBytes = BigInt(fileSize - dataOffset);
   const tensors = raw.map(({ name, dims, type, byteSize, offset }): GgufTensorInfo => {
     if (offset % BigInt(alignment) !== 0n) {
-      throw new GgufAlignmentError(`tensor "${name}" starts at data offset ${offset}, which is not a multiple of the alignment ${alignment}`);
+      throw new GgufAlignmentError(`tensor ${quoteName(name)} starts at data offset ${offset}, which is not a multiple of the alignment ${alignment}`);
     }
     const start = BigInt(dataOffset) + offset;
     if (offset + byteSize > dataBytes) throw new GgufTensorOutOfBoundsError(name, start, start + byteSize, fileSize);
