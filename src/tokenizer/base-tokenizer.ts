@@ -141,6 +141,15 @@ export abstract class BaseTokenizer implements Tokenizer {
     return b;
   }
 
+  /**
+   * Whether the text algorithm may produce this token. Control and unknown tokens come only from
+   * special-token matching, so user text can never turn into one through merges.
+   */
+  protected isProducible(id: number): boolean {
+    const type = this.types[id];
+    return type !== TokenType.CONTROL && type !== TokenType.UNKNOWN;
+  }
+
   private isSkippable(id: number): boolean {
     const type = this.types[id];
     return type === TokenType.CONTROL || type === TokenType.UNKNOWN;

@@ -36,7 +36,7 @@ export class BpeTokenizer extends BaseTokenizer {
       const right = this.tokenToId.get(m.slice(sp + 1));
       const merged = this.tokenToId.get(m.slice(0, sp) + m.slice(sp + 1));
       // A merge whose parts or result are not tokens can never apply.
-      if (left === undefined || right === undefined || merged === undefined) continue;
+      if (left === undefined || right === undefined || merged === undefined || !this.isProducible(merged)) continue;
       const key = left * v + right;
       if (!this.merges.has(key)) this.merges.set(key, rank * ID_SPAN + merged);
     }
@@ -69,7 +69,7 @@ export class BpeTokenizer extends BaseTokenizer {
 
   private bpe(word: string): number[] {
     const whole = this.tokenToId.get(word);
-    if (whole !== undefined && (this.pre.ignoreMerges || word.length === 1)) return [whole];
+    if (whole !== undefined && this.isProducible(whole) && (this.pre.ignoreMerges || word.length === 1)) return [whole];
     const n = word.length; // byte-level spelling: every code point is in the BMP
     if (this.ids.length < n) this.grow(n);
     const { ids, lens, prev, next, queue } = this;
@@ -78,7 +78,7 @@ export class BpeTokenizer extends BaseTokenizer {
     for (let i = 0; i < n; i++) {
       // A byte with no token (a vocabulary without the full alphabet) is dropped, as llama.cpp does.
       const id = this.tokenToId.get(word[i]!);
-      if (id === undefined) continue;
+      if (id === undefined || !this.isProducible(id)) continue;
       ids[count] = id;
       lens[count] = 1;
       prev[count] = count - 1;

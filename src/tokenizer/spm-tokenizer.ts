@@ -58,7 +58,8 @@ export class SpmTokenizer extends BaseTokenizer {
     const tryAdd = (left: number, right: number): void => {
       if (left < 0 || right < 0) return;
       const id = this.tokenToId.get(s.slice(start[left]!, end[right]!));
-      if (id === undefined) return;
+      // As in SentencePiece, byte pieces come only from byte fallback, never from merges.
+      if (id === undefined || !this.isProducible(id) || this.types[id] === TokenType.BYTE) return;
       queue.push(-this.scores[id]!, left, right, end[right]! - start[left]!);
     };
     for (let i = 1; i < count; i++) tryAdd(i - 1, i);
@@ -81,7 +82,7 @@ export class SpmTokenizer extends BaseTokenizer {
     for (let i = 0; i !== -1; i = next[i]!) {
       const piece = s.slice(start[i]!, end[i]!);
       const id = this.tokenToId.get(piece);
-      if (id !== undefined) {
+      if (id !== undefined && this.isProducible(id)) {
         out.push(id);
         continue;
       }

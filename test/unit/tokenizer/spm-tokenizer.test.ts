@@ -13,6 +13,7 @@ function vocab(): Vocabulary {
   for (let b = 0; b < 256; b++) pieces.push([`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`, 0, TokenType.BYTE]);
   const normal: [string, number][] = [
     ['▁', -1], ['a', -2], ['b', -3], ['c', -4], ['▁a', -5], ['ab', -6], ['bc', -7], ['▁ab', -8], ['abc', -9],
+    ['<', -10], ['s', -11], ['>', -12], ['<s', -13],
   ];
   for (const [p, s] of normal) pieces.push([p, s, TokenType.NORMAL]);
   pieces.push(['<tool>', 0, TokenType.USER_DEFINED]);
@@ -48,6 +49,11 @@ describe('SpmTokenizer', () => {
     expect(plain).not.toContain(2);
     expect(tok.encode('a</s>', { addSpecial: false, parseSpecial: true })).toEqual([id('▁a'), 2]);
     expect(tok.encode('a<tool>b', { addSpecial: false })).toEqual([id('▁a'), id('<tool>'), id('▁'), id('b')]);
+  });
+
+  it('never merges user text into a control token', () => {
+    // "<s" + ">" spells the BOS piece, which SentencePiece only emits as a special token.
+    expect(tok.encode('<s>', { addSpecial: false })).toEqual([id('▁'), id('<s'), id('>')]);
   });
 
   it('decodes dropping the dummy-prefix space, control tokens by text unless skipped', () => {
