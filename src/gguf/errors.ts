@@ -44,7 +44,7 @@ export class GgufUnsupportedVersionError extends GgufError {
     super(`GGUF version ${version} is not supported: kiln reads versions 2 and 3. ${
       version === 1
         ? 'Version 1 files predate August 2023; convert the model again with a current llama.cpp.'
-        : version > 0xffff && (version >>> 24) <= 3
+        : (version & 0xffffff) === 0 && (version >>> 24 === 2 || version >>> 24 === 3)
           ? 'The version field reads as big-endian; kiln reads little-endian GGUF files only.'
           : REDOWNLOAD
     }`);

@@ -36,31 +36,40 @@ function found(file: GgufFile, key: string, value: GgufValue): string {
   return typeof value === 'bigint' ? `${type} ${value} (beyond 2^53)` : type;
 }
 
-export function getOptionalString(file: GgufFile, key: string): string | undefined {
+/** The value at `key` if `is` accepts it; undefined when the key is absent. */
+function optional<V extends GgufValue>(file: GgufFile, key: string, expected: string, is: (v: GgufValue) => v is V): V | undefined {
   const v = file.metadata.get(key);
   if (v === undefined) return undefined;
-  if (typeof v !== 'string') throw new GgufMetadataError(key, 'string', found(file, key, v));
+  if (!is(v)) throw new GgufMetadataError(key, expected, found(file, key, v));
   return v;
 }
 
-export function getString(file: GgufFile, key: string): string {
-  const v = getOptionalString(file, key);
-  if (v === undefined) throw new GgufMetadataError(key, 'string', 'missing');
+function required<V>(key: string, expected: string, v: V | undefined): V {
+  if (v === undefined) throw new GgufMetadataError(key, expected, 'missing');
   return v;
+}
+
+const isString = (v: GgufValue): v is string => typeof v === 'string';
+const isNumber = (v: GgufValue): v is number => typeof v === 'number';
+const isBool = (v: GgufValue): v is boolean => typeof v === 'boolean';
+const isArray = (v: GgufValue): v is Exclude<GgufValue, number | bigint | boolean | string> => Array.isArray(v) || ArrayBuffer.isView(v);
+const isNumericArray = (v: GgufValue): v is GgufNumericArray => ArrayBuffer.isView(v);
+
+export function getOptionalString(file: GgufFile, key: string): string | undefined {
+  return optional(file, key, 'string', isString);
+}
+
+export function getString(file: GgufFile, key: string): string {
+  return required(key, 'string', getOptionalString(file, key));
 }
 
 /** Any numeric scalar type; 64-bit integers beyond 2^53 are rejected rather than rounded. */
 export function getOptionalNumber(file: GgufFile, key: string): number | undefined {
-  const v = file.metadata.get(key);
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number') throw new GgufMetadataError(key, 'number', found(file, key, v));
-  return v;
+  return optional(file, key, 'number', isNumber);
 }
 
 export function getNumber(file: GgufFile, key: string): number {
-  const v = getOptionalNumber(file, key);
-  if (v === undefined) throw new GgufMetadataError(key, 'number', 'missing');
-  return v;
+  return required(key, 'number', getOptionalNumber(file, key));
 }
 
 /** A number that must be a non-negative integer (a count, a size, a token id). */
@@ -71,60 +80,37 @@ export function getOptionalCount(file: GgufFile, key: string): number | undefine
 }
 
 export function getCount(file: GgufFile, key: string): number {
-  const v = getOptionalCount(file, key);
-  if (v === undefined) throw new GgufMetadataError(key, 'non-negative integer', 'missing');
-  return v;
+  return required(key, 'non-negative integer', getOptionalCount(file, key));
 }
 
 export function getOptionalBool(file: GgufFile, key: string): boolean | undefined {
-  const v = file.metadata.get(key);
-  if (v === undefined) return undefined;
-  if (typeof v !== 'boolean') throw new GgufMetadataError(key, 'bool', found(file, key, v));
-  return v;
+  return optional(file, key, 'bool', isBool);
 }
 
 export function getBool(file: GgufFile, key: string): boolean {
-  const v = getOptionalBool(file, key);
-  if (v === undefined) throw new GgufMetadataError(key, 'bool', 'missing');
-  return v;
+  return required(key, 'bool', getOptionalBool(file, key));
 }
 
 /** Any array value: string[], boolean[], a typed array, or nested arrays. */
 export function getArray(file: GgufFile, key: string): ArrayLike<GgufValue> {
-  const v = file.metadata.get(key);
-  if (v === undefined) throw new GgufMetadataError(key, 'array', 'missing');
-  if (!isArrayValue(v)) throw new GgufMetadataError(key, 'array', found(file, key, v));
-  return v;
+  return required(key, 'array', optional(file, key, 'array', isArray));
 }
 
 export function getOptionalStringArray(file: GgufFile, key: string): string[] | undefined {
-  if (!file.metadata.has(key)) return undefined;
-  if (file.metadataTypes.get(key)?.elementType !== GgufValueType.STRING) {
-    throw new GgufMetadataError(key, 'array of string', found(file, key, file.metadata.get(key)!));
-  }
-  return file.metadata.get(key) as string[];
+  // An empty array has no element to look at, so the stored element type decides.
+  const isStringArray = (v: GgufValue): v is string[] => file.metadataTypes.get(key)?.elementType === GgufValueType.STRING;
+  return optional(file, key, 'array of string', isStringArray);
 }
 
 export function getStringArray(file: GgufFile, key: string): string[] {
-  const v = getOptionalStringArray(file, key);
-  if (v === undefined) throw new GgufMetadataError(key, 'array of string', 'missing');
-  return v;
+  return required(key, 'array of string', getOptionalStringArray(file, key));
 }
 
 /** A numeric array of any element type (token scores, token types); may alias the file. */
 export function getOptionalNumericArray(file: GgufFile, key: string): GgufNumericArray | undefined {
-  const v = file.metadata.get(key);
-  if (v === undefined) return undefined;
-  if (!ArrayBuffer.isView(v)) throw new GgufMetadataError(key, 'numeric array', found(file, key, v));
-  return v as GgufNumericArray;
+  return optional(file, key, 'numeric array', isNumericArray);
 }
 
 export function getNumericArray(file: GgufFile, key: string): GgufNumericArray {
-  const v = getOptionalNumericArray(file, key);
-  if (v === undefined) throw new GgufMetadataError(key, 'numeric array', 'missing');
-  return v;
-}
-
-function isArrayValue(v: GgufValue): v is Exclude<GgufValue, number | bigint | boolean | string> {
-  return Array.isArray(v) || ArrayBuffer.isView(v);
+  return required(key, 'numeric array', getOptionalNumericArray(file, key));
 }

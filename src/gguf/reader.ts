@@ -255,6 +255,8 @@ function readTensorInfo(c: Cursor, name: string): RawTensorInfo {
   if (elements > MAX_SAFE) throw new GgufDimensionError(name, `dimensions [${dims.join(', ')}] make ${elements} elements, more than 2^53-1`);
   const type = c.u32();
   const info = ggmlTypeInfo(type);
+  // Known types kiln cannot run (isWeightType false) still parse, so `kiln info` can show them;
+  // the model layer rejects them by tensor name.
   if (!info) throw new UnsupportedTensorTypeError(name, type);
   if (dims[0]! % info.blockSize !== 0) {
     throw new GgufDimensionError(name, `row width ${dims[0]} is not a multiple of the ${info.name} block size ${info.blockSize}`);
