@@ -1,9 +1,192 @@
 // Exports for the kernel layer: the type table, reference (de)quantizers, a direct matrix
-// product for kernel tests, and the kernel level switch.
+// product for kernel tests, and the kernel level switch. Every size is checked before any
+// native code touches a buffer.
 #include <napi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cpu/mat-mul.h"
+#include "cpu/thread-pool.h"
+#include "cpu/type-traits.h"
 
 namespace kiln {
 
-void registerKernelExports(Napi::Env env, Napi::Object exports) {}
+namespace {
+
+// Large enough for any real model row and token batch; small enough that every product of two
+// limits, and a weight row's bytes times the row limit, fit in 64 bits.
+constexpr int64_t kMaxDim = int64_t{1} << 30;
+constexpr int64_t kMaxTokens = 65536;
+constexpr int64_t kMaxThreads = 512;
+// Every block struct has 4-byte alignment or less.
+constexpr uintptr_t kBufferAlignment = 4;
+
+std::string formatNumber(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+std::string knownTypes() {
+  size_t count = 0;
+  const TypeTraits* const* all = allTypeTraits(&count);
+  std::string names;
+  for (size_t i = 0; i < count; i++) names += (i ? ", " : "") + std::string(all[i]->name) + " (" + std::to_string((int)all[i]->type) + ")";
+  return names;
+}
+
+const TypeTraits& typeArg(const Napi::CallbackInfo& info, size_t i) {
+  const Napi::Env env = info.Env();
+  if (!info[i].IsNumber()) throw Napi::TypeError::New(env, "type must be a GgmlType number");
+  const double v = info[i].As<Napi::Number>().DoubleValue();
+  const TypeTraits* tr = v == std::floor(v) && std::fabs(v) < 1e9 ? typeTraits((int32_t)v) : nullptr;
+  if (!tr) throw Napi::RangeError::New(env, "type " + formatNumber(v) + " is not one kiln computes with; known: " + knownTypes());
+  return *tr;
+}
+
+int64_t intArg(const Napi::CallbackInfo& info, size_t i, const char* name, int64_t min, int64_t max) {
+  const Napi::Env env = info.Env();
+  if (!info[i].IsNumber()) throw Napi::TypeError::New(env, std::string(name) + " must be a number");
+  const double v = info[i].As<Napi::Number>().DoubleValue();
+  if (!(v == std::floor(v) && v >= (double)min && v <= (double)max))
+    throw Napi::RangeError::New(env, std::string(name) + " must be an integer from " + std::to_string(min) + " to " +
+                                         std::to_string(max) + ", got " + formatNumber(v));
+  return (int64_t)v;
+}
+
+template <typename T>
+Napi::TypedArrayOf<T> arrayArg(const Napi::CallbackInfo& info, size_t i, napi_typedarray_type kind, const char* name,
+                               const char* kindName) {
+  const Napi::Env env = info.Env();
+  if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != kind)
+    throw Napi::TypeError::New(env, std::string(name) + " must be a " + kindName);
+  Napi::TypedArrayOf<T> array = info[i].As<Napi::TypedArrayOf<T>>();
+  if (reinterpret_cast<uintptr_t>(array.Data()) % kBufferAlignment != 0)
+    throw Napi::RangeError::New(env, std::string(name) + " must start at a multiple of 4 bytes (check its byteOffset)");
+  return array;
+}
+
+Napi::Uint8Array bytesArg(const Napi::CallbackInfo& info, size_t i, const char* name) {
+  return arrayArg<uint8_t>(info, i, napi_uint8_array, name, "Uint8Array");
+}
+
+Napi::Float32Array floatsArg(const Napi::CallbackInfo& info, size_t i, const char* name) {
+  return arrayArg<float>(info, i, napi_float32_array, name, "Float32Array");
+}
+
+// n values of type t: a whole number of blocks, and their byte size.
+size_t bytesFor(const Napi::Env& env, const TypeTraits& t, size_t n, const char* what) {
+  if (n % (size_t)t.blockSize != 0)
+    throw Napi::RangeError::New(env, std::string(what) + " has " + std::to_string(n) + " values; " + t.name +
+                                         " needs a multiple of " + std::to_string(t.blockSize));
+  return rowBytes(t.type, (int64_t)n);
+}
+
+void requireLength(const Napi::Env& env, const char* name, size_t actual, size_t expected, const char* unit) {
+  if (actual != expected)
+    throw Napi::RangeError::New(env, std::string(name) + " has " + std::to_string(actual) + " " + unit + "; expected " +
+                                         std::to_string(expected));
+}
+
+void checkArgCount(const Napi::CallbackInfo& info, size_t n, const char* signature) {
+  if (info.Length() < n) throw Napi::TypeError::New(info.Env(), std::string("expected ") + signature);
+}
+
+Napi::Value TypeTable(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  size_t count = 0;
+  const TypeTraits* const* all = allTypeTraits(&count);
+  Napi::Array rows = Napi::Array::New(env, count);
+  for (size_t i = 0; i < count; i++) {
+    const TypeTraits& t = *all[i];
+    Napi::Object row = Napi::Object::New(env);
+    row.Set("type", (int)t.type);
+    row.Set("name", t.name);
+    row.Set("blockSize", (double)t.blockSize);
+    row.Set("typeSize", (double)t.typeSize);
+    row.Set("vecDotType", (int)t.vecDotType);
+    row.Set("isWeightType", t.isWeightType);
+    rows.Set((uint32_t)i, row);
+  }
+  return rows;
+}
+
+void Quantize(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 3, "quantize(type, src: Float32Array, dst: Uint8Array)");
+  const TypeTraits& t = typeArg(info, 0);
+  Napi::Float32Array src = floatsArg(info, 1, "src");
+  Napi::Uint8Array dst = bytesArg(info, 2, "dst");
+  const size_t n = src.ElementLength();
+  requireLength(env, "dst", dst.ByteLength(), bytesFor(env, t, n, "src"), "bytes");
+  // NaN payloads and infinities would flow into the scale search, where the TS reference cannot
+  // promise the same bits; a block format cannot represent them anyway.
+  if (t.blockSize > 1) {
+    for (size_t i = 0; i < n; i++)
+      if (!std::isfinite(src[i]))
+        throw Napi::RangeError::New(env, std::string("src[") + std::to_string(i) + "] is not finite; " + t.name +
+                                             " blocks hold finite values only");
+  }
+  t.fromFloatRef(src.Data(), dst.Data(), (int64_t)n);
+}
+
+void Dequantize(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 3, "dequantize(type, src: Uint8Array, dst: Float32Array)");
+  const TypeTraits& t = typeArg(info, 0);
+  Napi::Uint8Array src = bytesArg(info, 1, "src");
+  Napi::Float32Array dst = floatsArg(info, 2, "dst");
+  const size_t n = dst.ElementLength();
+  requireLength(env, "src", src.ByteLength(), bytesFor(env, t, n, "dst"), "bytes");
+  t.toFloat(src.Data(), dst.Data(), (int64_t)n);
+}
+
+void MulMat(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 8, "mulMat(type, weights, rows, cols, x, nTokens, y, threads)");
+  const TypeTraits& t = typeArg(info, 0);
+  if (!t.isWeightType) throw Napi::RangeError::New(env, std::string(t.name) + " is not a weight type");
+  Napi::Uint8Array weights = bytesArg(info, 1, "weights");
+  const int64_t rows = intArg(info, 2, "rows", 1, kMaxDim);
+  const int64_t cols = intArg(info, 3, "cols", 1, kMaxDim);
+  Napi::Float32Array x = floatsArg(info, 4, "x");
+  const int64_t nTokens = intArg(info, 5, "nTokens", 1, kMaxTokens);
+  Napi::Float32Array y = floatsArg(info, 6, "y");
+  const int64_t threads = intArg(info, 7, "threads", 1, kMaxThreads);
+  const size_t rowSize = bytesFor(env, t, (size_t)cols, "a weight row");
+  requireLength(env, "weights", weights.ByteLength(), rowSize * (size_t)rows, "bytes");
+  requireLength(env, "x", x.ElementLength(), (size_t)(nTokens * cols), "values");
+  requireLength(env, "y", y.ElementLength(), (size_t)(nTokens * rows), "values");
+  ThreadPool pool((int)threads);
+  std::vector<uint8_t> scratch(mulMatScratchBytes(t.type, cols, nTokens));
+  mulMat(t, weights.Data(), rows, cols, x.Data(), nTokens, y.Data(), pool, scratch.data());
+}
+
+void SetKernelLevel(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  const std::string level = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+  if (level == "generic") {
+    setKernelLevel(KernelLevel::Generic);
+  } else if (level == "best") {
+    setKernelLevel(KernelLevel::Best);
+  } else {
+    throw Napi::TypeError::New(env, "setKernelLevel takes 'generic' or 'best'");
+  }
+}
+
+}  // namespace
+
+void registerKernelExports(Napi::Env env, Napi::Object exports) {
+  initTypeTraits();
+  exports.Set("typeTable", Napi::Function::New(env, TypeTable, "typeTable"));
+  exports.Set("quantize", Napi::Function::New(env, Quantize, "quantize"));
+  exports.Set("dequantize", Napi::Function::New(env, Dequantize, "dequantize"));
+  exports.Set("mulMat", Napi::Function::New(env, MulMat, "mulMat"));
+  exports.Set("setKernelLevel", Napi::Function::New(env, SetKernelLevel, "setKernelLevel"));
+}
 
 }  // namespace kiln

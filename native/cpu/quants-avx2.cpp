@@ -1,0 +1,221 @@
+// AVX2 + FMA + F16C dot products, chosen at start-up when cpuFeatures() reports all three; each one
+// is tested against its _generic definition. Integer dots follow llama.cpp: unsigned x signed byte
+// products with _mm256_maddubs_epi16, widened and weighted with _mm256_madd_epi16.
+// This file is compiled with -mavx2 -mfma -mf16c: it must not call an inline function with external
+// linkage from a shared header (fp16ToFloat and friends), see quants.h.
+#include <immintrin.h>
+
+#include "quants.h"
+
+namespace kiln {
+
+namespace {
+
+float hsum(__m256 v) {
+  __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+
+float hsum(__m128 v) {
+  __m128 r = _mm_add_ps(v, _mm_movehl_ps(v, v));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+
+float fp16(fp16_t h) { return _cvtsh_ss(h); }
+
+float bf16(bf16_t h) {
+  const uint32_t bits = (uint32_t)h << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+__m256 loadBf16(const bf16_t* p) {
+  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+
+__m256 loadF16(const fp16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+
+__m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// Sum of products of 32 signed bytes, as 8 floats. maddubs multiplies unsigned by signed bytes, so
+// x's signs move onto y; |x| <= 127 (or -128 read as 128) keeps every pair sum within int16.
+__m256 dotI8(__m256i x, __m256i y) {
+  const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+  return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+
+// The 32 low nibbles of 16 bytes, then the 32 high nibbles: Q4_0's element order.
+__m256i nibbles(const uint8_t* p) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+
+// Four independent accumulators hide the FMA latency; the float dots are bandwidth-bound otherwise.
+template <typename T, __m256 (*load)(const T*), float (*scalar)(T)>
+float dotFloat(int64_t n, const T* x, const T* y) {
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; k++) acc[k] = _mm256_fmadd_ps(load(x + i + 8 * k), load(y + i + 8 * k), acc[k]);
+  for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(load(x + i), load(y + i), acc[0]);
+  float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+  for (; i < n; i++) sum += scalar(x[i]) * scalar(y[i]);
+  return sum;
+}
+
+__m256 loadF32(const float* p) { return _mm256_loadu_ps(p); }
+float identity(float v) { return v; }
+
+// Q4_K and Q5_K: the part of the dot product carried by the mins, dmin * sum_j(min_j * sum(y_j)),
+// from the 6-bit mins in sm[8..16) and the Q8_K block's sums of 16.
+__m128 minsTerm(const uint8_t* sm, const BlockQ8_K& y, float dmin, __m128 acc) {
+  const __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
+  const __m256i bsums = load32(y.bsums);
+  const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+  return _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, sums32)), acc);
+}
+
+}  // namespace
+
+void vecDotF32_avx2(int64_t n, float* s, const void* x, const void* y) {
+  *s = dotFloat<float, loadF32, identity>(n, static_cast<const float*>(x), static_cast<const float*>(y));
+}
+
+void vecDotF16_avx2(int64_t n, float* s, const void* x, const void* y) {
+  *s = dotFloat<fp16_t, loadF16, fp16>(n, static_cast<const fp16_t*>(x), static_cast<const fp16_t*>(y));
+}
+
+void vecDotBF16_avx2(int64_t n, float* s, const void* x, const void* y) {
+  *s = dotFloat<bf16_t, loadBf16, bf16>(n, static_cast<const bf16_t*>(x), static_cast<const bf16_t*>(y));
+}
+
+void vecDotQ8_0_avx2(int64_t n, float* s, const void* vx, const void* vy) {
+  const BlockQ8_0* x = static_cast<const BlockQ8_0*>(vx);
+  const BlockQ8_0* y = static_cast<const BlockQ8_0*>(vy);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n / QK8_0; b++) {
+    const __m256 d = _mm256_set1_ps(fp16(x[b].d) * fp16(y[b].d));
+    acc = _mm256_fmadd_ps(d, dotI8(load32(x[b].qs), load32(y[b].qs)), acc);
+  }
+  *s = hsum(acc);
+}
+
+void vecDotQ4_0_avx2(int64_t n, float* s, const void* vx, const void* vy) {
+  const BlockQ4_0* x = static_cast<const BlockQ4_0*>(vx);
+  const BlockQ8_0* y = static_cast<const BlockQ8_0*>(vy);
+  const __m256i eight = _mm256_set1_epi8(8);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n / QK4_0; b++) {
+    const __m256 d = _mm256_set1_ps(fp16(x[b].d) * fp16(y[b].d));
+    const __m256i qx = _mm256_sub_epi8(nibbles(x[b].qs), eight);
+    acc = _mm256_fmadd_ps(d, dotI8(qx, load32(y[b].qs)), acc);
+  }
+  *s = hsum(acc);
+}
+
+// Q4_K: per 64 values, 32 bytes of low nibbles (sub-block 2g) and high nibbles (sub-block 2g + 1);
+// values 0..15 are unsigned, so maddubs takes them directly and the mins come in through bsums.
+void vecDotQ4_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
+  const BlockQ4_K* x = static_cast<const BlockQ4_K*>(vx);
+  const BlockQ8_K* y = static_cast<const BlockQ8_K*>(vy);
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  __m256 acc = _mm256_setzero_ps();
+  __m128 accMins = _mm_setzero_ps();
+  for (int64_t b = 0; b < n / QK_K; b++) {
+    uint8_t sm[16];
+    unpackScalesMinsK4(x[b].scales, sm);
+    accMins = minsTerm(sm, y[b], -y[b].d * fp16(x[b].dmin), accMins);
+    const uint8_t* q4 = x[b].qs;
+    const int8_t* q8 = y[b].qs;
+    __m256i sumi = _mm256_setzero_si256();
+    for (int g = 0; g < QK_K / 64; g++) {
+      const __m256i bits = load32(q4 + 32 * g);
+      const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(bits, low4), load32(q8 + 64 * g));
+      const __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bits, 4), low4), load32(q8 + 64 * g + 32));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(lo, _mm256_set1_epi16(sm[2 * g])));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(hi, _mm256_set1_epi16(sm[2 * g + 1])));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(y[b].d * fp16(x[b].d)), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  *s = hsum(acc) + hsum(accMins);
+}
+
+// Q5_K: as Q4_K, with the fifth bit of value l of group g in bit 2g (low half) or 2g + 1 (high
+// half) of qh[l]. Shifting 16-bit lanes right by that bit and left by 4 lands each byte's bit on
+// its own bit 4, so a 0x10 mask finishes the job.
+void vecDotQ5_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
+  const BlockQ5_K* x = static_cast<const BlockQ5_K*>(vx);
+  const BlockQ8_K* y = static_cast<const BlockQ8_K*>(vy);
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
+  __m256 acc = _mm256_setzero_ps();
+  __m128 accMins = _mm_setzero_ps();
+  for (int64_t b = 0; b < n / QK_K; b++) {
+    uint8_t sm[16];
+    unpackScalesMinsK4(x[b].scales, sm);
+    accMins = minsTerm(sm, y[b], -y[b].d * fp16(x[b].dmin), accMins);
+    const uint8_t* q5 = x[b].qs;
+    const int8_t* q8 = y[b].qs;
+    const __m256i qh = load32(x[b].qh);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int g = 0; g < QK_K / 64; g++) {
+      const __m256i bits = load32(q5 + 32 * g);
+      const __m256i hiLo = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4);
+      const __m256i hiHi = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4);
+      const __m256i vLo = _mm256_or_si256(_mm256_and_si256(bits, low4), hiLo);
+      const __m256i vHi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 4), low4), hiHi);
+      const __m256i lo = _mm256_maddubs_epi16(vLo, load32(q8 + 64 * g));
+      const __m256i hi = _mm256_maddubs_epi16(vHi, load32(q8 + 64 * g + 32));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(lo, _mm256_set1_epi16(sm[2 * g])));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(hi, _mm256_set1_epi16(sm[2 * g + 1])));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(y[b].d * fp16(x[b].d)), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  *s = hsum(acc) + hsum(accMins);
+}
+
+// Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off as 32 * y per pair.
+// Each 32-value group spans two sub-blocks of 16, one per 128-bit lane of the products.
+void vecDotQ6_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
+  const BlockQ6_K* x = static_cast<const BlockQ6_K*>(vx);
+  const BlockQ8_K* y = static_cast<const BlockQ8_K*>(vy);
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i low2 = _mm256_set1_epi8(3);
+  const __m256i offset = _mm256_set1_epi8(32);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n / QK_K; b++) {
+    const int8_t* sc = x[b].scales;
+    __m256i sumi = _mm256_setzero_si256();
+    for (int h = 0; h < 2; h++) {
+      const __m256i ql0 = load32(x[b].ql + 64 * h);
+      const __m256i ql1 = load32(x[b].ql + 64 * h + 32);
+      const __m256i qh = load32(x[b].qh + 32 * h);
+      const __m256i v[4] = {
+          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
+          _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
+      };
+      for (int k = 0; k < 4; k++) {
+        const __m256i q8 = load32(y[b].qs + 128 * h + 32 * k);
+        const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(v[k], q8), _mm256_maddubs_epi16(offset, q8));
+        const int j = 8 * h + 2 * k;
+        const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(sc[j + 1]), _mm_set1_epi16(sc[j]));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(pairs, scales));
+      }
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(y[b].d * fp16(x[b].d)), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  *s = hsum(acc);
+}
+
+}  // namespace kiln

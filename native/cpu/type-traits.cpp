@@ -1,0 +1,105 @@
+// The traits table (one row per type kiln computes with) and the choice of kernels for this CPU.
+#include "type-traits.h"
+
+#include <mutex>
+
+#include "cpu-features.h"
+#include "quants.h"
+
+namespace kiln {
+
+namespace {
+
+// Activations are converted with the scalar reference quantizers: that is O(cols) per token
+// against O(rows * cols) for the product, so a SIMD quantizer would not show.
+// vecDot starts as the generic definition; initTypeTraits() swaps in the best kernel.
+TypeTraits table[] = {
+    {GgmlType::F32, "f32", 1, sizeof(float), toFloatF32, fromFloatF32, fromFloatF32, vecDotF32_generic,
+     vecDotF32_generic, GgmlType::F32, true},
+    {GgmlType::F16, "f16", 1, sizeof(fp16_t), toFloatF16, fromFloatF16, fromFloatF16, vecDotF16_generic,
+     vecDotF16_generic, GgmlType::F16, true},
+    {GgmlType::BF16, "bf16", 1, sizeof(bf16_t), toFloatBF16, fromFloatBF16, fromFloatBF16, vecDotBF16_generic,
+     vecDotBF16_generic, GgmlType::BF16, true},
+    {GgmlType::Q8_0, "q8_0", QK8_0, sizeof(BlockQ8_0), toFloatQ8_0, fromFloatQ8_0, fromFloatQ8_0,
+     vecDotQ8_0_generic, vecDotQ8_0_generic, GgmlType::Q8_0, true},
+    {GgmlType::Q4_0, "q4_0", QK4_0, sizeof(BlockQ4_0), toFloatQ4_0, fromFloatQ4_0, fromFloatQ4_0,
+     vecDotQ4_0_generic, vecDotQ4_0_generic, GgmlType::Q8_0, true},
+    {GgmlType::Q4_K, "q4_K", QK_K, sizeof(BlockQ4_K), toFloatQ4_K, fromFloatQ4_K, fromFloatQ4_K,
+     vecDotQ4_K_generic, vecDotQ4_K_generic, GgmlType::Q8_K, true},
+    {GgmlType::Q5_K, "q5_K", QK_K, sizeof(BlockQ5_K), toFloatQ5_K, fromFloatQ5_K, fromFloatQ5_K,
+     vecDotQ5_K_generic, vecDotQ5_K_generic, GgmlType::Q8_K, true},
+    {GgmlType::Q6_K, "q6_K", QK_K, sizeof(BlockQ6_K), toFloatQ6_K, fromFloatQ6_K, fromFloatQ6_K,
+     vecDotQ6_K_generic, vecDotQ6_K_generic, GgmlType::Q8_K, true},
+    // Activations only: nothing is multiplied in Q8_K form, so it has no dot product of its own.
+    {GgmlType::Q8_K, "q8_K", QK_K, sizeof(BlockQ8_K), toFloatQ8_K, fromFloatQ8_K, fromFloatQ8_K, nullptr,
+     nullptr, GgmlType::Q8_K, false},
+};
+
+constexpr size_t kTypes = sizeof(table) / sizeof(table[0]);
+
+VecDotFn bestVecDot[kTypes];
+const TypeTraits* tablePointers[kTypes];
+KernelLevel currentLevel = KernelLevel::Generic;
+
+VecDotFn fastestFor(const TypeTraits& t) {
+#if defined(__x86_64__) || defined(__i386__)
+  const CpuFeatures& f = cpuFeatures();
+  if (f.avx2 && f.fma && f.f16c) {
+    switch (t.type) {
+      case GgmlType::F32: return vecDotF32_avx2;
+      case GgmlType::F16: return vecDotF16_avx2;
+      case GgmlType::BF16: return vecDotBF16_avx2;
+      case GgmlType::Q8_0: return vecDotQ8_0_avx2;
+      case GgmlType::Q4_0: return vecDotQ4_0_avx2;
+      case GgmlType::Q4_K: return vecDotQ4_K_avx2;
+      case GgmlType::Q5_K: return vecDotQ5_K_avx2;
+      case GgmlType::Q6_K: return vecDotQ6_K_avx2;
+      default: break;
+    }
+  }
+#endif
+  return t.vecDotGeneric;
+}
+
+}  // namespace
+
+const TypeTraits* typeTraits(GgmlType t) {
+  for (const TypeTraits& row : table)
+    if (row.type == t) return &row;
+  return nullptr;
+}
+
+const TypeTraits* typeTraits(int32_t t) { return typeTraits(static_cast<GgmlType>(t)); }
+
+size_t rowBytes(GgmlType t, int64_t n) {
+  const TypeTraits* tr = typeTraits(t);
+  return tr ? tr->typeSize * (size_t)(n / tr->blockSize) : 0;
+}
+
+void initTypeTraits() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (size_t i = 0; i < kTypes; i++) {
+      bestVecDot[i] = fastestFor(table[i]);
+      tablePointers[i] = &table[i];
+    }
+    setKernelLevel(KernelLevel::Best);
+  });
+}
+
+// Not synchronised with running products: tests switch levels between calls only.
+void setKernelLevel(KernelLevel level) {
+  currentLevel = level;
+  for (size_t i = 0; i < kTypes; i++)
+    table[i].vecDot = level == KernelLevel::Best && bestVecDot[i] ? bestVecDot[i] : table[i].vecDotGeneric;
+}
+
+KernelLevel kernelLevel() { return currentLevel; }
+
+const TypeTraits* const* allTypeTraits(size_t* count) {
+  initTypeTraits();
+  *count = kTypes;
+  return tablePointers;
+}
+
+}  // namespace kiln
