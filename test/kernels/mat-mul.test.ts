@@ -1,0 +1,135 @@
+// The native mulMat against src/reference/mat-mul.ts on dequantized weights, and the best kernels
+// for this CPU against the generic definitions.
+import { afterAll, describe, expect, it } from 'vitest';
+import { native } from '../../src/native/binding.js';
+import { GGML_TYPES, GgmlType, rowBytes } from '../../src/gguf/ggml-type.js';
+import { matMul } from '../../src/reference/mat-mul.js';
+import { dequantize, quantize } from '../../src/reference/quantize.js';
+import { maxRelError } from '../helpers/error-metrics.js';
+import { prng } from '../helpers/prng.js';
+import { gaussians } from '../helpers/random-floats.js';
+import { TOLERANCES } from './tolerances.js';
+
+const WEIGHT_TYPES = [GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K];
+// 67 rows: not a multiple of any chunk size. Float types get an odd width so SIMD tails run.
+const ROWS = 67;
+const colsFor = (type: GgmlType): number => (GGML_TYPES[type].blockSize === 1 ? 523 : 512);
+
+const addon = native();
+const vecDotType = new Map(addon.typeTable().map((row) => [row.type, row.vecDotType as GgmlType]));
+afterAll(() => addon.setKernelLevel('best'));
+
+interface Problem {
+  type: GgmlType;
+  cols: number;
+  weights: Uint8Array;
+  w: Float32Array; // the weights as the kernels see them
+  x: Float32Array;
+  nTokens: number;
+}
+
+function problem(type: GgmlType, nTokens: number, seed: number): Problem {
+  const cols = colsFor(type);
+  const r = prng(seed);
+  const weights = quantize(type, gaussians(r, ROWS * cols));
+  return { type, cols, weights, w: dequantize(type, weights, ROWS * cols), x: gaussians(r, nTokens * cols), nTokens };
+}
+
+function run(p: Problem, level: 'generic' | 'best', threads: number): Float32Array {
+  addon.setKernelLevel(level);
+  const y = new Float32Array(p.nTokens * ROWS);
+  addon.mulMat(p.type, p.weights, ROWS, p.cols, p.x, p.nTokens, y, threads);
+  return y;
+}
+
+// What the kernels multiply: each token's activations after a round trip through the vecDotType.
+function activationsAsSeen(p: Problem): Float32Array {
+  const act = vecDotType.get(p.type)!;
+  if (act === GgmlType.F32) return p.x;
+  const seen = new Float32Array(p.x.length);
+  for (let t = 0; t < p.nTokens; t++) {
+    const row = p.x.subarray(t * p.cols, (t + 1) * p.cols);
+    seen.set(dequantize(act, quantize(act, row), p.cols), t * p.cols);
+  }
+  return seen;
+}
+
+describe('mulMat (generic) against the reference', () => {
+  for (const type of WEIGHT_TYPES) {
+    const name = GGML_TYPES[type].name;
+    for (const nTokens of [1, 3, 8]) {
+      it(`${name}, ${nTokens} token(s)`, () => {
+        const p = problem(type, nTokens, 100 + nTokens);
+        const y = run(p, 'generic', 2);
+        const same = matMul(p.w, ROWS, p.cols, activationsAsSeen(p), nTokens);
+        expect(maxRelError(y, same)).toBeLessThanOrEqual(TOLERANCES.mulMatSameOperands);
+        const floats = matMul(p.w, ROWS, p.cols, p.x, nTokens);
+        const act = GGML_TYPES[vecDotType.get(type)!].name;
+        expect(maxRelError(y, floats)).toBeLessThanOrEqual(TOLERANCES.mulMatActivations[act]!);
+      });
+    }
+  }
+});
+
+describe('mulMat: best kernels against generic', () => {
+  for (const type of WEIGHT_TYPES) {
+    it(`${GGML_TYPES[type].name}`, () => {
+      for (const nTokens of [1, 3, 8]) {
+        const p = problem(type, nTokens, 200 + nTokens);
+        const generic = run(p, 'generic', 1);
+        for (const threads of [1, 2, 3]) {
+          expect(run(p, 'generic', threads), 'each output is one dot product, on whichever thread').toEqual(generic);
+          expect(maxRelError(run(p, 'best', threads), generic)).toBeLessThanOrEqual(TOLERANCES.mulMatBestVsGeneric);
+        }
+      }
+    });
+  }
+
+  it('single rows and more threads than rows', () => {
+    for (const type of [GgmlType.Q4_0, GgmlType.Q6_K]) {
+      const cols = colsFor(type);
+      const r = prng(300);
+      const weights = quantize(type, gaussians(r, cols));
+      const x = gaussians(r, 2 * cols);
+      const y = new Float32Array(2);
+      addon.setKernelLevel('best');
+      addon.mulMat(type, weights, 1, cols, x, 2, y, 4);
+      expect(maxRelError(y, matMul(dequantize(type, weights, cols), 1, cols, x, 2))).toBeLessThanOrEqual(
+        TOLERANCES.mulMatActivations[GGML_TYPES[vecDotType.get(type)!].name]!,
+      );
+    }
+  });
+});
+
+describe('mulMat rejects bad arguments', () => {
+  const cols = 256;
+  const weights = new Uint8Array(rowBytes(GgmlType.Q4_K, cols) * 4);
+  const x = new Float32Array(2 * cols);
+  const y = new Float32Array(2 * 4);
+  const call = (...args: unknown[]) => () => (addon.mulMat as (...a: unknown[]) => void)(...args);
+
+  it('sizes that do not match', () => {
+    expect(call(GgmlType.Q4_K, weights.subarray(0, 144 * 3), 4, cols, x, 2, y, 1)).toThrow(/weights has 432 bytes; expected 576/);
+    expect(call(GgmlType.Q4_K, weights, 4, cols, x.subarray(1), 2, y, 1)).toThrow(RangeError);
+    expect(call(GgmlType.Q4_K, weights, 4, cols, x, 2, new Float32Array(7), 1)).toThrow(/y has 7 values; expected 8/);
+    expect(call(GgmlType.Q4_K, weights, 4, 255, x, 2, y, 1)).toThrow(/multiple of 256/);
+    expect(call(GgmlType.Q4_K, weights, 8, cols, x, 1, y, 1)).toThrow(RangeError);
+  });
+  it('counts out of range', () => {
+    expect(call(GgmlType.Q4_K, weights, 0, cols, x, 2, y, 1)).toThrow(/rows must be an integer/);
+    expect(call(GgmlType.Q4_K, weights, 4, cols, x, 0, y, 1)).toThrow(/nTokens/);
+    expect(call(GgmlType.Q4_K, weights, 4, cols, x, 2, y, 0)).toThrow(/threads/);
+    expect(call(GgmlType.Q4_K, weights, 4, cols, x, 2, y, 10_000)).toThrow(/threads/);
+    expect(call(GgmlType.Q4_K, weights, 4.5, cols, x, 2, y, 1)).toThrow(RangeError);
+    expect(call(GgmlType.Q4_K, weights, NaN, cols, x, 2, y, 1)).toThrow(RangeError);
+    expect(call(GgmlType.Q4_K, weights, 2 ** 40, cols, x, 2, y, 1)).toThrow(RangeError);
+  });
+  it('types and arguments of the wrong kind', () => {
+    expect(call(GgmlType.Q8_K, new Uint8Array(292), 1, 256, new Float32Array(256), 1, new Float32Array(1), 1)).toThrow(/not a weight type/);
+    expect(call(GgmlType.Q4_1, weights, 4, cols, x, 2, y, 1)).toThrow(RangeError);
+    expect(call(GgmlType.Q4_K, Array.from(weights), 4, cols, x, 2, y, 1)).toThrow(TypeError);
+    expect(call(GgmlType.Q4_K, weights, 4, cols, new Float64Array(2 * cols), 2, y, 1)).toThrow(TypeError);
+    expect(call(GgmlType.Q4_K, weights, '4', cols, x, 2, y, 1)).toThrow(TypeError);
+    expect(call(GgmlType.Q4_K, weights)).toThrow(TypeError);
+  });
+});

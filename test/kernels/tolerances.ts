@@ -1,0 +1,30 @@
+// Every tolerance of the kernel tests, in one place, each with the reason for its size.
+// Metrics are in test/helpers/error-metrics.ts: maxRelError = max |actual - expected| / rms(expected),
+// rmsRelError = rms(actual - expected) / rms(expected).
+export const TOLERANCES = {
+  /** rmsRelError of quantize -> dequantize on N(0, 1) values: about 10% above what the reference
+   *  quantizers achieve (measured over 8 seeds), so a worse quantizer fails. */
+  roundTrip: {
+    f32: 0,
+    f16: 2.5e-4,
+    bf16: 2e-3,
+    q8_0: 6.5e-3,
+    q4_0: 0.095,
+    q4_K: 0.08,
+    q5_K: 0.041,
+    q6_K: 0.02,
+    q8_K: 8.5e-3,
+  } as Record<string, number>,
+  /** maxRelError of the generic mulMat against the reference on the same operands (weights and
+   *  activations both dequantized). Integer block sums are exact and the float types sum in double
+   *  as the reference does; only the float accumulation of block results differs (measured 7e-7
+   *  at 512 columns). */
+  mulMatSameOperands: 1e-5,
+  /** maxRelError of the generic mulMat against the reference with float activations: what
+   *  rounding activations to the vecDotType costs (llama.cpp pays the same). Measured maxima over
+   *  67 rows x up to 33 tokens: f16 8e-4, bf16 6.4e-3, q8_0 2.7e-2, q8_K 3.1e-2. */
+  mulMatActivations: { f32: 1e-6, f16: 1.5e-3, bf16: 1e-2, q8_0: 3.5e-2, q8_K: 4e-2 } as Record<string, number>,
+  /** maxRelError of the best kernels against the generic ones: the same integer sums, float
+   *  accumulation in another order and in single precision (measured 1.5e-6). */
+  mulMatBestVsGeneric: 1e-5,
+};
