@@ -3,6 +3,7 @@
 // U+0100 upwards in byte order.
 const byteToChar: string[] = new Array<string>(256);
 const charToByte = new Map<number, number>();
+const utf8 = new TextEncoder();
 
 {
   let extra = 0;
@@ -50,7 +51,7 @@ export function fromByteLevel(text: string): Uint8Array {
     const cp = ch.codePointAt(0)!;
     const b = charToByte.get(cp);
     if (b !== undefined) out.push(b);
-    else for (const x of new TextEncoder().encode(ch)) out.push(x);
+    else for (const x of utf8.encode(ch)) out.push(x);
   }
   return Uint8Array.from(out);
 }

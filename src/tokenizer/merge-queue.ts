@@ -19,7 +19,7 @@ export class MergeQueue {
     let i = this.n++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.before(priority, left, parent)) break;
+      if (!sortsBefore(priority, left, this.priority[parent]!, this.left[parent]!)) break;
       this.move(parent, i);
       i = parent;
     }
@@ -38,19 +38,14 @@ export class MergeQueue {
     for (;;) {
       let child = 2 * i + 1;
       if (child >= last) break;
-      if (child + 1 < last && this.before(this.priority[child + 1]!, this.left[child + 1]!, child)) child++;
-      if (!this.before(this.priority[child]!, this.left[child]!, -1, p, l)) break;
+      if (child + 1 < last && sortsBefore(this.priority[child + 1]!, this.left[child + 1]!, this.priority[child]!, this.left[child]!)) {
+        child++;
+      }
+      if (!sortsBefore(this.priority[child]!, this.left[child]!, p, l)) break;
       this.move(child, i);
       i = child;
     }
     this.set(i, p, l, r, s);
-  }
-
-  // Whether (priority, left) sorts before slot j (or before the given pair when j is -1).
-  private before(priority: number, left: number, j: number, pj?: number, lj?: number): boolean {
-    const p = j < 0 ? pj! : this.priority[j]!;
-    const l = j < 0 ? lj! : this.left[j]!;
-    return priority < p || (priority === p && left < l);
   }
 
   private move(from: number, to: number): void {
@@ -63,4 +58,8 @@ export class MergeQueue {
     this.right[i] = right;
     this.size[i] = size;
   }
+}
+
+function sortsBefore(priorityA: number, leftA: number, priorityB: number, leftB: number): boolean {
+  return priorityA < priorityB || (priorityA === priorityB && leftA < leftB);
 }
