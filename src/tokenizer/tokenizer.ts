@@ -29,7 +29,10 @@ export interface Tokenizer {
   readonly addBos: boolean;
   encode(text: string, opts?: EncodeOptions): number[];
   decode(ids: ArrayLike<number>, opts?: DecodeOptions): string;
-  /** The text of one token as it appears in generated output (control tokens by their text). */
+  /**
+   * The text of one token as it appears in generated output (control tokens by their text). A
+   * token holding part of a UTF-8 character reads as U+FFFD; stream with createDecoder instead.
+   */
   tokenToPiece(id: number): string;
   /** Whether the token ends generation (EOS, EOT, `<|im_end|>`, ...). */
   isEog(id: number): boolean;
