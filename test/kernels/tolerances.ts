@@ -28,3 +28,24 @@ export const TOLERANCES = {
    *  accumulation in another order and in single precision (measured 1.5e-6). */
   mulMatBestVsGeneric: 1e-5,
 };
+
+/** maxRelError of the native non-matmul ops against src/reference (which accumulates in float64). */
+export const OP_TOLERANCES = {
+  /** float32 sum of squares vs float64: rounding only. */
+  rmsNorm: 1e-5,
+  /** Native angles are built by repeated float32 multiplication as ggml does; at position 3000
+   *  the angle's float32 rounding moves the result by ~1e-4 of the row scale. */
+  rope: 2e-3,
+  /** float32 softmax and weighted sums vs float64. */
+  attention: 1e-5,
+  /** float32 expf vs Math.exp, and float32 vs float64 dot products of length 40. */
+  elementwise: 1e-5,
+};
+
+/** Largest |logprob - llama.cpp's logprob| over the reference top-10 (../shared/models/README.md). */
+export const MODEL_LOGPROB_TOLERANCE = {
+  /** F32 and F16 weights. */
+  float: 0.01,
+  /** Q8_0 and Q4_0 weights (activations quantized to Q8 blocks, as llama.cpp does). */
+  quantized: 0.05,
+};
