@@ -96,9 +96,15 @@ struct ScaleMinK<4> {
   // The search grid of ggml's quantize_row_q4_K_ref.
   static constexpr float kRmin = -1.0f, kRdelta = 0.1f;
   static constexpr int kSteps = 20;
-  static int level(const Block& b, int i) {  // i < 256: the 4-bit value of element i
-    const uint8_t byte = b.qs[(i / 64) * 32 + i % 32];
-    return (i % 64) < 32 ? byte & 0x0f : byte >> 4;
+  // The 256 values in element order: value 64g + l (l < 32) is the low nibble of qs[32g + l],
+  // value 64g + 32 + l its high nibble.
+  static void decode(const Block& b, uint8_t* q) {
+    for (int g = 0; g < QK_K / 64; g++) {
+      for (int l = 0; l < 32; l++) {
+        q[64 * g + l] = b.qs[32 * g + l] & 0x0f;
+        q[64 * g + 32 + l] = b.qs[32 * g + l] >> 4;
+      }
+    }
   }
   static void pack(const uint8_t* L, Block& b) {
     for (int g = 0; g < QK_K / 64; g++)
@@ -112,13 +118,14 @@ struct ScaleMinK<5> {
   // The search grid of ggml's quantize_row_q5_K_ref.
   static constexpr float kRmin = -0.5f, kRdelta = 0.1f;
   static constexpr int kSteps = 15;
-  // Element 64g + l (l < 64) keeps its fifth bit in bit 2g (l < 32) or 2g + 1 of qh[l % 32].
-  static int level(const Block& b, int i) {
-    const int g = i / 64, l = i % 64;
-    const uint8_t byte = b.qs[32 * g + l % 32];
-    const int low = l < 32 ? byte & 0x0f : byte >> 4;
-    const int bit = 2 * g + (l < 32 ? 0 : 1);
-    return low | ((b.qh[l % 32] >> bit) & 1) << 4;
+  // As Q4_K, with the fifth bit of values 64g + l and 64g + 32 + l in bits 2g and 2g + 1 of qh[l].
+  static void decode(const Block& b, uint8_t* q) {
+    for (int g = 0; g < QK_K / 64; g++) {
+      for (int l = 0; l < 32; l++) {
+        q[64 * g + l] = (uint8_t)((b.qs[32 * g + l] & 0x0f) | ((b.qh[l] >> (2 * g)) & 1) << 4);
+        q[64 * g + 32 + l] = (uint8_t)((b.qs[32 * g + l] >> 4) | ((b.qh[l] >> (2 * g + 1)) & 1) << 4);
+      }
+    }
   }
   static void pack(const uint8_t* L, Block& b) {
     std::memset(b.qh, 0, sizeof b.qh);
@@ -138,11 +145,12 @@ void toFloatScaleMinK(const void* src, float* dst, int64_t n) {
   const typename K::Block* x = static_cast<const typename K::Block*>(src);
   for (int64_t b = 0; b < n / QK_K; b++) {
     const float d = fp16ToFloat(x[b].d), dmin = fp16ToFloat(x[b].dmin);
-    uint8_t sm[2 * kSubBlocks];
+    uint8_t sm[2 * kSubBlocks], q[QK_K];
     unpackScalesMinsK4(x[b].scales, sm);
+    K::decode(x[b], q);
     for (int j = 0; j < kSubBlocks; j++) {
       const float dj = d * sm[j], mj = dmin * sm[kSubBlocks + j];
-      for (int l = 0; l < 32; l++) dst[b * QK_K + 32 * j + l] = dj * K::level(x[b], 32 * j + l) - mj;
+      for (int l = 0; l < 32; l++) dst[b * QK_K + 32 * j + l] = dj * q[32 * j + l] - mj;
     }
   }
 }
@@ -200,12 +208,13 @@ void vecDotScaleMinK(int64_t n, float* s, const void* vx, const void* vy) {
   const BlockQ8_K* y = static_cast<const BlockQ8_K*>(vy);
   float sum = 0;
   for (int64_t b = 0; b < n / QK_K; b++) {
-    uint8_t sm[2 * kSubBlocks];
+    uint8_t sm[2 * kSubBlocks], q[QK_K];
     unpackScalesMinsK4(x[b].scales, sm);
+    K::decode(x[b], q);
     int sumi = 0, summ = 0;
     for (int j = 0; j < kSubBlocks; j++) {
       int dot = 0;
-      for (int l = 0; l < 32; l++) dot += K::level(x[b], 32 * j + l) * y[b].qs[32 * j + l];
+      for (int l = 0; l < 32; l++) dot += q[32 * j + l] * y[b].qs[32 * j + l];
       sumi += sm[j] * dot;
       summ += sm[kSubBlocks + j] * (y[b].bsums[2 * j] + y[b].bsums[2 * j + 1]);
     }
