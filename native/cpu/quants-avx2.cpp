@@ -81,6 +81,42 @@ __m128 minsTerm(const uint8_t* sm, const BlockQ8_K& y, float dmin, __m128 acc) {
   return _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, sums32)), acc);
 }
 
+// Q4_K and Q5_K: per 64 values, 32 bytes of low nibbles (sub-block 2g) and high nibbles (sub-block
+// 2g + 1). The values are unsigned, so maddubs takes them directly and the mins come in through
+// bsums. Q5_K's fifth bit of value l of group g is bit 2g (low half) or 2g + 1 (high half) of
+// qh[l]: shifting 16-bit lanes right by that bit and left by 4 lands each byte's bit on its own
+// bit 4, which a 0x10 mask keeps.
+template <typename Block, bool kFifthBit>
+float dotScaleMinK(int64_t n, const Block* x, const BlockQ8_K* y) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
+  __m256 acc = _mm256_setzero_ps();
+  __m128 accMins = _mm_setzero_ps();
+  for (int64_t b = 0; b < n / QK_K; b++) {
+    uint8_t sm[16];
+    unpackScalesMinsK4(x[b].scales, sm);
+    accMins = minsTerm(sm, y[b], -y[b].d * fp16(x[b].dmin), accMins);
+    const int8_t* q8 = y[b].qs;
+    __m256i sumi = _mm256_setzero_si256();
+    for (int g = 0; g < QK_K / 64; g++) {
+      const __m256i bits = load32(x[b].qs + 32 * g);
+      __m256i vLo = _mm256_and_si256(bits, low4);
+      __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+      if constexpr (kFifthBit) {
+        const __m256i qh = load32(x[b].qh);
+        vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
+        vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
+      }
+      const __m256i lo = _mm256_maddubs_epi16(vLo, load32(q8 + 64 * g));
+      const __m256i hi = _mm256_maddubs_epi16(vHi, load32(q8 + 64 * g + 32));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(lo, _mm256_set1_epi16(sm[2 * g])));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(hi, _mm256_set1_epi16(sm[2 * g + 1])));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(y[b].d * fp16(x[b].d)), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  return hsum(acc) + hsum(accMins);
+}
+
 }  // namespace
 
 void vecDotF32_avx2(int64_t n, float* s, const void* x, const void* y) {
@@ -119,65 +155,12 @@ void vecDotQ4_0_avx2(int64_t n, float* s, const void* vx, const void* vy) {
   *s = hsum(acc);
 }
 
-// Q4_K: per 64 values, 32 bytes of low nibbles (sub-block 2g) and high nibbles (sub-block 2g + 1);
-// values 0..15 are unsigned, so maddubs takes them directly and the mins come in through bsums.
-void vecDotQ4_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
-  const BlockQ4_K* x = static_cast<const BlockQ4_K*>(vx);
-  const BlockQ8_K* y = static_cast<const BlockQ8_K*>(vy);
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  __m256 acc = _mm256_setzero_ps();
-  __m128 accMins = _mm_setzero_ps();
-  for (int64_t b = 0; b < n / QK_K; b++) {
-    uint8_t sm[16];
-    unpackScalesMinsK4(x[b].scales, sm);
-    accMins = minsTerm(sm, y[b], -y[b].d * fp16(x[b].dmin), accMins);
-    const uint8_t* q4 = x[b].qs;
-    const int8_t* q8 = y[b].qs;
-    __m256i sumi = _mm256_setzero_si256();
-    for (int g = 0; g < QK_K / 64; g++) {
-      const __m256i bits = load32(q4 + 32 * g);
-      const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(bits, low4), load32(q8 + 64 * g));
-      const __m256i hi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(bits, 4), low4), load32(q8 + 64 * g + 32));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(lo, _mm256_set1_epi16(sm[2 * g])));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(hi, _mm256_set1_epi16(sm[2 * g + 1])));
-    }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(y[b].d * fp16(x[b].d)), _mm256_cvtepi32_ps(sumi), acc);
-  }
-  *s = hsum(acc) + hsum(accMins);
+void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y) {
+  *s = dotScaleMinK<BlockQ4_K, false>(n, static_cast<const BlockQ4_K*>(x), static_cast<const BlockQ8_K*>(y));
 }
 
-// Q5_K: as Q4_K, with the fifth bit of value l of group g in bit 2g (low half) or 2g + 1 (high
-// half) of qh[l]. Shifting 16-bit lanes right by that bit and left by 4 lands each byte's bit on
-// its own bit 4, so a 0x10 mask finishes the job.
-void vecDotQ5_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
-  const BlockQ5_K* x = static_cast<const BlockQ5_K*>(vx);
-  const BlockQ8_K* y = static_cast<const BlockQ8_K*>(vy);
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  const __m256i bit4 = _mm256_set1_epi8(0x10);
-  __m256 acc = _mm256_setzero_ps();
-  __m128 accMins = _mm_setzero_ps();
-  for (int64_t b = 0; b < n / QK_K; b++) {
-    uint8_t sm[16];
-    unpackScalesMinsK4(x[b].scales, sm);
-    accMins = minsTerm(sm, y[b], -y[b].d * fp16(x[b].dmin), accMins);
-    const uint8_t* q5 = x[b].qs;
-    const int8_t* q8 = y[b].qs;
-    const __m256i qh = load32(x[b].qh);
-    __m256i sumi = _mm256_setzero_si256();
-    for (int g = 0; g < QK_K / 64; g++) {
-      const __m256i bits = load32(q5 + 32 * g);
-      const __m256i hiLo = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4);
-      const __m256i hiHi = _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4);
-      const __m256i vLo = _mm256_or_si256(_mm256_and_si256(bits, low4), hiLo);
-      const __m256i vHi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 4), low4), hiHi);
-      const __m256i lo = _mm256_maddubs_epi16(vLo, load32(q8 + 64 * g));
-      const __m256i hi = _mm256_maddubs_epi16(vHi, load32(q8 + 64 * g + 32));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(lo, _mm256_set1_epi16(sm[2 * g])));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(hi, _mm256_set1_epi16(sm[2 * g + 1])));
-    }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(y[b].d * fp16(x[b].d)), _mm256_cvtepi32_ps(sumi), acc);
-  }
-  *s = hsum(acc) + hsum(accMins);
+void vecDotQ5_K_avx2(int64_t n, float* s, const void* x, const void* y) {
+  *s = dotScaleMinK<BlockQ5_K, true>(n, static_cast<const BlockQ5_K*>(x), static_cast<const BlockQ8_K*>(y));
 }
 
 // Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off as 32 * y per pair.
