@@ -56,7 +56,7 @@ __m256i nibbles(const uint8_t* p) {
   return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
 }
 
-// Four independent accumulators hide the FMA latency; the float dots are bandwidth-bound otherwise.
+// Four independent accumulators, so that FMA latency does not bound the loop before memory does.
 template <typename T, __m256 (*load)(const T*), float (*scalar)(T)>
 float dotFloat(int64_t n, const T* x, const T* y) {
   __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};

@@ -443,7 +443,7 @@ type Dequantizer = (src: DataView, y: Float32Array, blocks: number) => void;
 const FORMATS: Partial<Record<GgmlType, { quantize: Quantizer; dequantize: Dequantizer }>> = {
   [GgmlType.F32]: {
     quantize: (x, out, n) => storedBits(x, n).forEach((u, i) => out.setUint32(4 * i, u, true)),
-    dequantize: (src, y, n) => y.forEach((_, i) => (y[i] = src.getFloat32(4 * i, true))),
+    dequantize: (src, y) => y.forEach((_, i) => (y[i] = src.getFloat32(4 * i, true))),
   },
   [GgmlType.F16]: {
     quantize: (x, out, n) => storedBits(x, n).forEach((u, i) => out.setUint16(2 * i, fp16FromBits(u), true)),
@@ -477,7 +477,7 @@ function formatOf(type: GgmlType, n: number): { blocks: number; bytes: number; f
   return { blocks: n / info.blockSize, bytes: (n / info.blockSize) * info.typeSize, format };
 }
 
-/** The reference quantizer: src in the GGML block layout of `type`. Block types take finite values only. */
+/** The reference quantizer: src as bytes in the GGML layout of `type`. Block types take finite values only. */
 export function quantize(type: GgmlType, src: Float32Array): Uint8Array {
   const { blocks, bytes, format } = formatOf(type, src.length);
   if (GGML_TYPES[type].blockSize > 1) {
