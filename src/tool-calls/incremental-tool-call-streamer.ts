@@ -1,0 +1,215 @@
+// The tool-call stage of the streaming chain: decoded text in, typed events out, live. Content
+// streams holding back only what could still be a marker; a call's name goes out once it is
+// complete and declared, then its arguments as they are written (the closing `}` waits for the
+// call to be confirmed). finish() reconciles with parseToolCalls on the whole text, which is
+// authoritative. Any throw inside a push is contained: that push's events are dropped, the stream
+// stays at what the client has received, and finish() sends the rest from the final parse.
+import { mintCallId } from './call-id.js';
+import { createScanner } from './create-scanner.js';
+import type { FormatScanner } from './format-scanner.js';
+import { parseToolCalls } from './parse-tool-calls.js';
+import { reconcileWithFinal } from './reconcile-with-final.js';
+import { ToolCallCapError, type ScannerSink } from './scanner-sink.js';
+import { StreamedState, type StreamedCall } from './streamed-state.js';
+import { ToolSet } from './tool-set.js';
+import type { ParsedToolCalls, ParseToolCallsOptions, ToolCallEvent, ToolCallFormat, ToolCallLogger } from './types.js';
+
+export interface IncrementalToolCallStreamerOptions extends ParseToolCallsOptions {
+  /** Where warnings (disagreement with the final parse, caps) and contained errors go. */
+  logger?: ToolCallLogger;
+  /** Included in every log line. */
+  requestId?: string;
+  /** Test hook, called inside the isolation boundary after each push's text is scanned (and at finish). */
+  faultInjector?: (stage: 'push' | 'finish', text: string) => void;
+}
+
+// Scanner reports, recorded flat during a push and turned into events only if the push succeeds.
+const CONTENT = 0;
+const REASONING = 1;
+const START = 2;
+const ARGS = 3;
+const END = 4;
+const ABANDON = 5;
+const STRAY = 6;
+
+const SILENT: ToolCallLogger = { warn() {}, error() {} };
+
+export class IncrementalToolCallStreamer {
+  private readonly format: ToolCallFormat;
+  private readonly opts: IncrementalToolCallStreamerOptions;
+  private readonly logger: ToolCallLogger;
+  private readonly mintId: (format: ToolCallFormat) => string;
+  private readonly scanner: FormatScanner;
+  private readonly chunks: string[] = [];
+  private readonly ops: (number | string)[] = [];
+  private readonly state = new StreamedState();
+  /** The started call that has neither ended nor been abandoned. */
+  private open: StreamedCall | null = null;
+  /** A started call turned out invalid: its span and all later content come from the final parse. */
+  private contentDeferred = false;
+  /** Incremental streaming has stopped; text is only collected for the final parse. */
+  private collecting = false;
+  private finished = false;
+  private final: ParsedToolCalls | null = null;
+
+  constructor(opts: IncrementalToolCallStreamerOptions) {
+    this.opts = opts;
+    this.format = opts.format;
+    this.logger = opts.logger ?? SILENT;
+    this.mintId = opts.mintId ?? mintCallId;
+    const ops = this.ops;
+    const sink: ScannerSink = {
+      content: (s) => void ops.push(CONTENT, s),
+      reasoning: (s) => void ops.push(REASONING, s),
+      start: (name, id) => void ops.push(START, name, id),
+      args: (s) => void ops.push(ARGS, s),
+      end: () => void ops.push(END),
+      abandon: () => void ops.push(ABANDON),
+      strayThinkClose: () => void ops.push(STRAY),
+    };
+    this.scanner = createScanner(sink, {
+      format: opts.format,
+      tools: new ToolSet(opts.tools),
+      startsInReasoning: opts.startsInReasoning ?? false,
+      streaming: true,
+      mintId: this.mintId,
+    });
+  }
+
+  push(text: string): ToolCallEvent[] {
+    if (this.finished || typeof text !== 'string' || text.length === 0) return [];
+    this.chunks.push(text);
+    if (this.collecting) return [];
+    this.ops.length = 0;
+    try {
+      this.scanner.feed(text);
+      this.opts.faultInjector?.('push', text);
+      return this.commit();
+    } catch (err) {
+      this.fault(err);
+      return [];
+    }
+  }
+
+  finish(): ToolCallEvent[] {
+    if (this.finished) return [];
+    this.finished = true;
+    let out: ToolCallEvent[] = [];
+    if (!this.collecting) {
+      this.ops.length = 0;
+      try {
+        this.scanner.end();
+        this.opts.faultInjector?.('finish', '');
+        out = this.commit();
+      } catch (err) {
+        this.fault(err);
+      }
+    }
+    let final: ParsedToolCalls;
+    try {
+      final = parseToolCalls(this.chunks.join(''), {
+        format: this.format,
+        tools: this.opts.tools,
+        startsInReasoning: this.opts.startsInReasoning,
+        mintId: this.mintId,
+      });
+    } catch (err) {
+      this.logger.error('tool-call final parse failed; the reply ends with what was streamed', this.fields({ error: String(err) }));
+      return out;
+    }
+    this.final = final;
+    reconcileWithFinal(this.state, final, out, {
+      format: this.format,
+      mintId: this.mintId,
+      warn: (msg, fields) => this.logger.warn(msg, this.fields(fields)),
+    });
+    return out;
+  }
+
+  /**
+   * After finish(): the reply as the client received it, with the ids it was sent: content,
+   * reasoning and the calls that ended, in index order. Null before finish().
+   */
+  get result(): ParsedToolCalls | null {
+    return this.final === null ? null : this.state.result();
+  }
+
+  /** Turns this push's scanner reports into events and records them as sent. */
+  private commit(): ToolCallEvent[] {
+    const out: ToolCallEvent[] = [];
+    const ops = this.ops;
+    const state = this.state;
+    for (let k = 0; k < ops.length; ) {
+      switch (ops[k++]) {
+        case CONTENT: {
+          const text = ops[k++] as string;
+          if (this.contentDeferred) break;
+          state.content += text;
+          StreamedState.append(out, { type: 'content', text });
+          break;
+        }
+        case REASONING: {
+          const text = ops[k++] as string;
+          state.reasoning += text;
+          StreamedState.append(out, { type: 'reasoning', text });
+          break;
+        }
+        case START: {
+          const name = ops[k++] as string;
+          const id = ops[k++] as string;
+          const call: StreamedCall = { index: state.nextIndex++, id, name, args: '', ended: false, abandoned: false };
+          state.calls.push(call);
+          this.open = call;
+          out.push({ type: 'tool_call_start', index: call.index, id, name });
+          break;
+        }
+        case ARGS: {
+          const delta = ops[k++] as string;
+          const call = this.open!;
+          call.args += delta;
+          StreamedState.append(out, { type: 'tool_call_arguments', index: call.index, delta });
+          break;
+        }
+        case END:
+          this.open!.ended = true;
+          out.push({ type: 'tool_call_end', index: this.open!.index });
+          this.open = null;
+          break;
+        case ABANDON:
+          this.open!.abandoned = true;
+          this.open = null;
+          this.contentDeferred = true;
+          break;
+        case STRAY:
+          if (this.opts.startsInReasoning === undefined) {
+            // The text already sent as content was reasoning; only the final parse can say the rest.
+            this.logger.warn(
+              'output began inside reasoning but the streamer was not told (pass startsInReasoning); the rest comes from the final parse',
+              this.fields(),
+            );
+            this.collecting = true;
+            return out;
+          }
+          break;
+      }
+    }
+    return out;
+  }
+
+  private fault(err: unknown): void {
+    this.collecting = true;
+    this.ops.length = 0;
+    if (err instanceof ToolCallCapError) {
+      this.logger.warn('tool-call streaming stopped at a cap; the rest comes from the final parse', this.fields({ cap: err.cap }));
+    } else {
+      this.logger.error(
+        'tool-call streamer failed; streaming stops and the rest comes from the final parse',
+        this.fields({ error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) }),
+      );
+    }
+  }
+
+  private fields(extra?: object): object {
+    return { requestId: this.opts.requestId, format: this.format, ...extra };
+  }
+}

@@ -1,0 +1,295 @@
+// Reads the JSON object of one call, `{"name": …, "arguments": {…}}`, for the formats that write
+// calls as JSON (hermes, mistral, llama3_json). The call starts as soon as its name is complete and
+// declared; argument text streams as the model writes it, byte for byte, except the closing `}`,
+// which is held until the format confirms the call. Keys other than the ones a call has, a wrong
+// value type or a duplicate key make the object "not a call": still read to its end (string-aware),
+// but as content. Text that is not JSON ends the span where it stops being JSON.
+import { FormatScanner, isWs, type ScannerOptions } from './format-scanner.js';
+import { JsonValueScanner } from './json-value-scanner.js';
+import { MAX_ID_BYTES, MAX_NAME_BYTES } from './limits.js';
+import { ToolCallCapError, type ScannerSink } from './scanner-sink.js';
+
+const enum R {
+  Open,
+  KeyOrEnd,
+  Key,
+  KeyString,
+  Colon,
+  ValueStart,
+  Value,
+  Next,
+  Done,
+}
+
+const enum V {
+  Name,
+  Args,
+  Id,
+  Type,
+  Other,
+}
+
+const KEY_NAME = 1;
+const KEY_ARGS = 2;
+const KEY_ID = 4;
+const KEY_TYPE = 8;
+
+/** Longest raw key text worth decoding: every known key is shorter, even fully \u-escaped. */
+const MAX_KEY_RAW = 80;
+
+export abstract class JsonCallScanner extends FormatScanner {
+  private rs = R.Done;
+  private readonly vs = new JsonValueScanner();
+  private allowId = false;
+  private seen = 0;
+  private valueKind = V.Other;
+  private capture: string[] = [];
+  private captureLength = 0;
+  private name: string | null = null;
+  private modelId: string | null = null;
+  private argsHeld: string[] = [];
+  private argsHeldLength = 0;
+  private argsDone = false;
+  /** The held final character of the arguments (`}`), sent when the call is confirmed. */
+  protected argsTail = '';
+
+  constructor(sink: ScannerSink, opts: ScannerOptions, markers: readonly string[]) {
+    super(sink, opts, markers);
+  }
+
+  /** Prepares to read an object whose `{` is the next non-space character. */
+  protected beginObject(allowId: boolean): void {
+    this.rs = R.Open;
+    this.allowId = allowId;
+    this.seen = 0;
+    this.name = null;
+    this.modelId = null;
+    this.argsHeld = [];
+    this.argsHeldLength = 0;
+    this.argsDone = false;
+    this.argsTail = '';
+  }
+
+  protected get objectDone(): boolean {
+    return this.rs === R.Done;
+  }
+
+  /** After objectDone: the object is a complete, valid call that has started. */
+  protected get objectIsCall(): boolean {
+    return this.started && !this.spanIsContent && this.argsDone;
+  }
+
+  /**
+   * Reads from text[i..n). Returns where it stopped: n (needs more), just past the object's `}`
+   * (objectDone), or where the span failed (failSpan has been called).
+   */
+  protected readObject(text: string, i: number, n: number): number {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      switch (this.rs) {
+        case R.Open:
+          if (isWs(c)) {
+            i++;
+            continue;
+          }
+          if (c !== 123) return this.fail(text, i);
+          this.rs = R.KeyOrEnd;
+          i++;
+          continue;
+        case R.KeyOrEnd:
+        case R.Key:
+          if (isWs(c)) {
+            i++;
+            continue;
+          }
+          if (c === 125 && this.rs === R.KeyOrEnd) {
+            // `{}` has no name: not a call.
+            this.notACall(text, i);
+            this.rs = R.Done;
+            return i + 1;
+          }
+          if (c !== 34) return this.fail(text, i);
+          this.vs.reset();
+          this.capture = [];
+          this.captureLength = 0;
+          this.rs = R.KeyString;
+          continue;
+        case R.KeyString: {
+          const j = this.vs.feed(text, i, n);
+          if (this.vs.failed) return this.fail(text, j);
+          if (this.captureLength <= MAX_KEY_RAW) this.take(text, i, j);
+          i = j;
+          if (!this.vs.done) return i;
+          this.onKey(text, i);
+          this.rs = R.Colon;
+          continue;
+        }
+        case R.Colon:
+          if (isWs(c)) {
+            i++;
+            continue;
+          }
+          if (c !== 58) return this.fail(text, i);
+          this.rs = R.ValueStart;
+          i++;
+          continue;
+        case R.ValueStart:
+          if (isWs(c)) {
+            i++;
+            continue;
+          }
+          this.beginValue(text, i, c);
+          this.rs = R.Value;
+          continue;
+        case R.Value: {
+          const j = this.vs.feed(text, i, n);
+          if (this.vs.failed) return this.fail(text, j);
+          this.valueText(text, i, j);
+          i = j;
+          if (!this.vs.done) {
+            if (j < n) continue;
+            return i;
+          }
+          this.endValue(text, i);
+          this.rs = R.Next;
+          continue;
+        }
+        case R.Next:
+          if (isWs(c)) {
+            i++;
+            continue;
+          }
+          if (c === 44) {
+            this.rs = R.Key;
+            i++;
+            continue;
+          }
+          if (c !== 125) return this.fail(text, i);
+          i++;
+          this.rs = R.Done;
+          if (!this.spanIsContent && !(this.seen & KEY_NAME && this.seen & KEY_ARGS)) this.notACall(text, i);
+          return i;
+        case R.Done:
+          return i;
+      }
+    }
+    return i;
+  }
+
+  private fail(text: string, at: number): number {
+    this.rs = R.Done;
+    this.failSpan(text, at);
+    return at;
+  }
+
+  private take(text: string, from: number, to: number): void {
+    if (to <= from) return;
+    this.capture.push(text.slice(from, to));
+    this.captureLength += to - from;
+  }
+
+  private captured(): string {
+    return JSON.parse(this.capture.join('')) as string;
+  }
+
+  private onKey(text: string, at: number): void {
+    let bit = 0;
+    let kind = V.Other;
+    if (this.captureLength <= MAX_KEY_RAW) {
+      const key = this.captured();
+      if (key === 'name') (bit = KEY_NAME), (kind = V.Name);
+      else if (key === 'arguments' || key === 'parameters') (bit = KEY_ARGS), (kind = V.Args);
+      else if (key === 'type') (bit = KEY_TYPE), (kind = V.Type);
+      else if (key === 'id' && this.allowId) (bit = KEY_ID), (kind = V.Id);
+    }
+    if (bit === 0 || this.seen & bit) {
+      this.notACall(text, at);
+      kind = V.Other;
+    }
+    this.seen |= bit;
+    this.valueKind = kind;
+  }
+
+  private beginValue(text: string, at: number, c: number): void {
+    this.vs.reset();
+    this.capture = [];
+    this.captureLength = 0;
+    const kind = this.valueKind;
+    const wanted = kind === V.Args ? 123 : kind === V.Other ? -1 : 34;
+    if (wanted !== -1 && c !== wanted) {
+      // Ids are only used when they are strings; any other wrong type is not a call.
+      if (kind !== V.Id) this.notACall(text, at);
+      this.valueKind = V.Other;
+    }
+  }
+
+  private valueText(text: string, from: number, to: number): void {
+    if (to <= from || this.spanIsContent) return;
+    switch (this.valueKind) {
+      case V.Name:
+        this.take(text, from, to);
+        // Raw text may be \u-escaped (6 characters per code unit); the decoded name is checked exactly.
+        if (this.streaming && this.captureLength > 6 * MAX_NAME_BYTES + 2) throw new ToolCallCapError('name');
+        return;
+      case V.Id:
+      case V.Type:
+        this.take(text, from, to);
+        if (this.streaming && this.captureLength > 6 * MAX_ID_BYTES + 2) throw new ToolCallCapError('id');
+        return;
+      case V.Args: {
+        // The value just completed: hold its closing `}` until the call is confirmed.
+        if (this.vs.done) {
+          to--;
+          this.argsTail = '}';
+        }
+        if (to <= from) return;
+        const s = text.slice(from, to);
+        if (this.started) this.sink.args(s);
+        else {
+          this.argsHeld.push(s);
+          this.argsHeldLength += s.length;
+          this.checkHeld(this.argsHeldLength);
+        }
+        return;
+      }
+      case V.Other:
+        return;
+    }
+  }
+
+  private endValue(text: string, at: number): void {
+    if (this.spanIsContent) return;
+    switch (this.valueKind) {
+      case V.Name: {
+        const name = this.captured();
+        this.checkNameText(name);
+        this.name = name;
+        if (!this.tools.has(name)) {
+          this.notACall(text, at);
+          return;
+        }
+        this.startCall(name, this.modelId);
+        if (this.argsHeld.length > 0) {
+          this.sink.args(this.argsHeld.join(''));
+          this.argsHeld = [];
+          this.argsHeldLength = 0;
+        }
+        return;
+      }
+      case V.Id:
+        if (this.name === null) {
+          this.modelId = this.captured();
+          this.checkIdText(this.modelId);
+        }
+        return;
+      case V.Type:
+        if (this.captured() !== 'function') this.notACall(text, at);
+        return;
+      case V.Args:
+        this.argsDone = true;
+        return;
+      case V.Other:
+        return;
+    }
+  }
+}

@@ -1,0 +1,50 @@
+// What a client has received from one streamer: the ground truth for rolling back after a fault
+// and for reconciling with the final parse.
+import type { ParsedToolCalls, ToolCallEvent } from './types.js';
+
+export interface StreamedCall {
+  index: number;
+  id: string;
+  name: string;
+  /** Argument text sent so far. */
+  args: string;
+  ended: boolean;
+  /** Turned out invalid after it started: nothing more is sent for it, and it has no end. */
+  abandoned: boolean;
+}
+
+export class StreamedState {
+  content = '';
+  reasoning = '';
+  readonly calls: StreamedCall[] = [];
+  nextIndex = 0;
+
+  /** Appends an event to `out`, merging it into the previous one when they continue each other. */
+  static append(out: ToolCallEvent[], ev: ToolCallEvent): void {
+    const last = out[out.length - 1];
+    if (last !== undefined) {
+      if (ev.type === 'content' && last.type === 'content') {
+        out[out.length - 1] = { type: 'content', text: last.text + ev.text };
+        return;
+      }
+      if (ev.type === 'reasoning' && last.type === 'reasoning') {
+        out[out.length - 1] = { type: 'reasoning', text: last.text + ev.text };
+        return;
+      }
+      if (ev.type === 'tool_call_arguments' && last.type === 'tool_call_arguments' && last.index === ev.index) {
+        out[out.length - 1] = { type: 'tool_call_arguments', index: ev.index, delta: last.delta + ev.delta };
+        return;
+      }
+    }
+    out.push(ev);
+  }
+
+  /** The reply as the client has it: content, reasoning, and the calls that ended, in index order. */
+  result(): ParsedToolCalls {
+    const calls = this.calls
+      .filter((c) => c.ended)
+      .sort((a, b) => a.index - b.index)
+      .map((c) => ({ id: c.id, name: c.name, arguments: c.args }));
+    return { content: this.content, reasoning: this.reasoning, calls };
+  }
+}
