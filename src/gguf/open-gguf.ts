@@ -6,8 +6,8 @@ import { GgufError, ModelFileNotFoundError } from './errors.js';
 import { parseGguf } from './reader.js';
 import type { GgufFile } from './types.js';
 
-export function openGguf(path: string): { file: GgufFile; buffer: ArrayBuffer } {
-  // Checked before any native code, so a wrong path gets a typed error even without the addon.
+/** Throws ModelFileNotFoundError unless `path` is a regular file that can be stat'ed. */
+export function assertModelFile(path: string): void {
   let stat;
   try {
     stat = statSync(path, { throwIfNoEntry: false });
@@ -16,6 +16,11 @@ export function openGguf(path: string): { file: GgufFile; buffer: ArrayBuffer } 
   }
   if (!stat) throw new ModelFileNotFoundError(path, 'does not exist');
   if (!stat.isFile()) throw new ModelFileNotFoundError(path, 'is not a regular file');
+}
+
+export function openGguf(path: string): { file: GgufFile; buffer: ArrayBuffer } {
+  // Checked before any native code, so a wrong path gets a typed error even without the addon.
+  assertModelFile(path);
   const addon = native();
   let buffer: ArrayBuffer;
   try {
