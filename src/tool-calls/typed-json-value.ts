@@ -7,6 +7,7 @@ import { isJsonValue, JsonValueScanner } from './json-value-scanner.js';
 import type { ParamType } from './tool-set.js';
 
 const INTEGER = /^[+-]?\d+$/;
+const CANONICAL_INTEGER = /^-?(?:0|[1-9]\d*)$/;
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 const scanner = new JsonValueScanner();
@@ -19,12 +20,11 @@ export function typedJsonValue(raw: string, type: ParamType): string {
   }
   switch (type.kind) {
     case 'integer':
-      // BigInt keeps integers above 2^53 exact and normalises `+7` / `007` to JSON.
-      if (INTEGER.test(t)) return BigInt(t).toString();
+      if (INTEGER.test(t)) return integerJson(t);
       break;
     case 'number':
       if (JSON_NUMBER.test(t)) return t;
-      if (INTEGER.test(t)) return BigInt(t).toString();
+      if (INTEGER.test(t)) return integerJson(t);
       break;
     case 'boolean': {
       const b = t.toLowerCase();
@@ -41,4 +41,15 @@ export function typedJsonValue(raw: string, type: ParamType): string {
       break;
   }
   return `"${escapeJsonString(raw)}"`;
+}
+
+/**
+ * `+7` / `007` as JSON, digits kept as text: integers above 2^53 stay exact, and a million-digit
+ * value costs linear time (BigInt parsing would be quadratic).
+ */
+function integerJson(t: string): string {
+  if (CANONICAL_INTEGER.test(t)) return t;
+  const negative = t.charCodeAt(0) === 45;
+  const digits = t.replace(/^[+-]/, '').replace(/^0+(?=\d)/, '');
+  return negative && digits !== '0' ? `-${digits}` : digits;
 }

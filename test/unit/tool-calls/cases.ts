@@ -282,6 +282,13 @@ export const CASES: Case[] = [
     content: '{"name": "searchTool", "parameters": {invalid json}',
     calls: [],
   },
+  {
+    name: 'invalid after the call started',
+    format: 'llama3_json',
+    text: '{"name": "searchTool", "parameters": {"query": 1} x} {"name": "searchTool", "parameters": {}}',
+    content: '{"name": "searchTool", "parameters": {"query": 1} x} {"name": "searchTool", "parameters": {}}',
+    calls: [],
+  },
   { name: 'missing name', format: 'llama3_json', text: '{"parameters": {}}', content: '{"parameters": {}}', calls: [] },
   { name: 'missing parameters', format: 'llama3_json', text: '{"name": "getOpenIncidentsTool"}', content: '{"name": "getOpenIncidentsTool"}', calls: [] },
   {
