@@ -30,9 +30,15 @@ export class CpuBackend implements Backend {
       kvType: options.kvCacheType === 'f16' ? GgmlType.F16 : GgmlType.F32,
     });
     const outputWidth = graph.tensors[graph.output]!.cols;
+    // The plan runs one step at a time; requests on other slots queue here, in call order.
+    let tail: Promise<unknown> = Promise.resolve();
     return {
       outputWidth,
-      forward: (tokens, positions, slot, allOutputs, out) => plan.forward(tokens, positions, slot, allOutputs, out),
+      forward: (tokens, positions, slot, allOutputs, out) => {
+        const run = tail.then(() => plan.forward(tokens, positions, slot, allOutputs, out));
+        tail = run.catch(() => {});
+        return run;
+      },
       copySlot: (from, to, n) => plan.copySlot(from, to, n),
       dispose: () => plan.dispose(),
     };
