@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../src/index.js';
 import { logSoftmax } from '../../src/sampling/log-softmax.js';
 import { MODEL_LOGPROB_TOLERANCE } from '../kernels/tolerances.js';
+import { llamaOracleAvailable, llamaTopLogprobs } from '../helpers/llama-oracle.js';
 import { MODELS, REFERENCE } from '../helpers/paths.js';
 
 interface Reference {
@@ -45,4 +46,28 @@ describe('logits match llama.cpp under teacher forcing', () => {
       }
     });
   }
+});
+
+// llama-2-tiny-random has no recorded reference: llama.cpp runs on the same file in the test.
+describe('llama-2-tiny-random against llama.cpp on the same file', () => {
+  it('teacher-forced log-probabilities', async (ctx) => {
+    if (!(await llamaOracleAvailable())) return ctx.skip();
+    const path = `${MODELS}/llama-2-tiny-random.gguf`;
+    const rt = await Runtime.load({ model: path, threads: 2, kvCacheType: 'f32', maxBatch: 16 });
+    try {
+      const tokens = rt.tokenize('The quick brown fox jumps over the lazy dog. Ünïcödé, 日本語, and code: x = f(y);');
+      const ref = await llamaTopLogprobs(path, tokens, 10);
+      const vocab = rt.info.hparams.vocabSize;
+      const logits = await rt.evaluate(tokens);
+      let worst = 0;
+      for (const p of ref) {
+        const lp = logSoftmax(logits.subarray(p.pos * vocab, (p.pos + 1) * vocab));
+        for (const e of p.top) worst = Math.max(worst, Math.abs(lp[e.id]! - e.logprob));
+      }
+      expect(ref.length).toBe(tokens.length);
+      expect(worst).toBeLessThan(MODEL_LOGPROB_TOLERANCE.float);
+    } finally {
+      await rt.close();
+    }
+  });
 });
