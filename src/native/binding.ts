@@ -92,6 +92,10 @@ export interface NativeAddon {
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   setKernelLevel(level: 'generic' | 'best'): void;
   Plan: new (graph: NativeGraph, options: NativePlanOptions) => NativePlan;
+  /** Best read bandwidth in GB/s of `threads` threads over a buffer of `bytes`, over about `seconds`. */
+  probeMemoryBandwidth(threads: number, bytes: number, seconds: number): Promise<number>;
+  /** Peak FMA rate in GFLOP/s (AVX2 FMA chains where the CPU has them) of `threads` threads. */
+  probeFmaPeak(threads: number, seconds: number): Promise<number>;
 }
 
 let cached: NativeAddon | undefined;
