@@ -39,11 +39,11 @@ export function matchMarker(text: string, j: number, n: number, markers: readonl
   let partial = false;
   for (let k = 0; k < markers.length; k++) {
     const m = markers[k]!;
-    if (j + m.length <= n) {
-      if (text.startsWith(m, j)) return k;
-    } else if (!partial && m.startsWith(text.slice(j, n))) {
-      partial = true;
-    }
+    const len = Math.min(m.length, n - j);
+    let p = 0;
+    while (p < len && text.charCodeAt(j + p) === m.charCodeAt(p)) p++;
+    if (p === m.length) return k;
+    if (p === len) partial = true;
   }
   return partial ? PARTIAL : NO_MATCH;
 }
@@ -69,6 +69,8 @@ export abstract class FormatScanner {
   /** Openers of a call span recognised in content, in priority order after the think markers. */
   private readonly markers: readonly string[];
   private readonly triggers: string;
+  /** For each ASCII code: 1 if a marker starts with it. Every marker starts with ASCII. */
+  private readonly isTrigger = new Uint8Array(128);
 
   private mode: Mode;
   private carry = '';
@@ -83,9 +85,13 @@ export abstract class FormatScanner {
   private trigGen = -1;
   private readonly trigPos: number[];
 
-  // The span being read: its text so far (until it is known to be a call or content).
-  private parts: string[] = [];
+  // The span being read: its text so far (until it is known to be a call or content), as pieces
+  // plus a range of the current text not sliced yet (a whole-text parse slices each span once).
+  private readonly parts: string[] = [];
   private partsLength = 0;
+  private rangeText: string | null = null;
+  private rangeFrom = 0;
+  private rangeTo = 0;
   /** Start of the text of the current span step not yet kept. */
   protected stepStart = 0;
   /** The span is known not to be a call: its text goes straight to content. */
@@ -107,6 +113,7 @@ export abstract class FormatScanner {
     this.markers = [THINK_OPEN, THINK_CLOSE, ...markers];
     this.triggers = [...new Set(this.markers.map((m) => m[0]!))].join('');
     this.trigPos = new Array<number>(this.triggers.length).fill(-2);
+    for (const m of this.markers) this.isTrigger[m.charCodeAt(0)] = 1;
     this.mode = opts.startsInReasoning ? Mode.Think : Mode.Content;
     if (opts.startsInReasoning) this.sawThinkOpen = true;
   }
@@ -210,6 +217,19 @@ export abstract class FormatScanner {
 
   /** The next character that could open a marker; each trigger's position is remembered per text. */
   private nextTrigger(text: string, i: number, n: number, triggers: string): number {
+    if (triggers.length === 1) {
+      const j = text.indexOf(triggers, i);
+      return j < n ? j : -1;
+    }
+    if (n - i <= 32) {
+      // A token's worth of text: one pass beats an indexOf per trigger.
+      const table = this.isTrigger;
+      for (let j = i; j < n; j++) {
+        const c = text.charCodeAt(j);
+        if (c < 128 && table[c] === 1) return j;
+      }
+      return -1;
+    }
     if (this.trigGen !== this.textGen) {
       this.trigGen = this.textGen;
       this.trigPos.fill(-2);
@@ -262,8 +282,7 @@ export abstract class FormatScanner {
   /** Opens a span at text[at]; `at` is where its text begins. */
   protected beginSpan(_text: string, at: number): void {
     this.mode = Mode.Span;
-    this.parts = [];
-    this.partsLength = 0;
+    this.clearSpanText();
     this.spanIsContent = false;
     this.started = false;
     this.stepStart = at;
@@ -277,10 +296,29 @@ export abstract class FormatScanner {
     if (this.spanIsContent) {
       this.sink.content(text.slice(from, to));
     } else if (!this.started || !this.streaming) {
-      this.parts.push(text.slice(from, to));
+      if (this.rangeText === text && this.rangeTo === from) {
+        this.rangeTo = to;
+      } else {
+        this.flushRange();
+        this.rangeText = text;
+        this.rangeFrom = from;
+        this.rangeTo = to;
+      }
       this.partsLength += to - from;
       if (this.streaming && this.partsLength > MAX_HELD_CHARS) throw new ToolCallCapError('held text');
     }
+  }
+
+  private flushRange(): void {
+    if (this.rangeText === null) return;
+    this.parts.push(this.rangeText.slice(this.rangeFrom, this.rangeTo));
+    this.rangeText = null;
+  }
+
+  private clearSpanText(): void {
+    this.parts.length = 0;
+    this.partsLength = 0;
+    this.rangeText = null;
   }
 
   /** The span ended well at `at` (a confirmed call, a not-a-call sent as content, or syntax). */
@@ -306,8 +344,7 @@ export abstract class FormatScanner {
     this.keepSpan(text, at);
     if (this.started) this.sink.abandon();
     if (this.partsLength > 0) this.emitSpanContent();
-    this.parts = [];
-    this.partsLength = 0;
+    this.clearSpanText();
     this.spanIsContent = true;
     this.started = false;
   }
@@ -319,12 +356,12 @@ export abstract class FormatScanner {
   }
 
   private emitSpanContent(): void {
+    this.flushRange();
     this.sink.content(this.parts.length === 1 ? this.parts[0]! : this.parts.join(''));
   }
 
   private closeSpan(): void {
-    this.parts = [];
-    this.partsLength = 0;
+    this.clearSpanText();
     this.spanIsContent = false;
     this.started = false;
     this.mode = Mode.Content;
@@ -348,10 +385,7 @@ export abstract class FormatScanner {
     this.usedIds.add(id);
     this.started = true;
     this.sink.start(name, id);
-    if (this.streaming) {
-      this.parts = [];
-      this.partsLength = 0;
-    }
+    if (this.streaming) this.clearSpanText();
   }
 
   /** The started call is complete and valid; `tail` is the held end of its arguments. */

@@ -4,13 +4,13 @@
 // call to be confirmed). finish() reconciles with parseToolCalls on the whole text, which is
 // authoritative. Any throw inside a push is contained: that push's events are dropped, the stream
 // stays at what the client has received, and finish() sends the rest from the final parse.
-import { mintCallId } from './call-id.js';
+import { mintCallId, placeholderIds } from './call-id.js';
 import { createScanner } from './create-scanner.js';
 import type { FormatScanner } from './format-scanner.js';
 import { parseToolCalls } from './parse-tool-calls.js';
 import { reconcileWithFinal } from './reconcile-with-final.js';
 import { ToolCallCapError, type ScannerSink } from './scanner-sink.js';
-import { StreamedState, type StreamedCall } from './streamed-state.js';
+import { StreamedState, streamedCall, type StreamedCall } from './streamed-state.js';
 import { ToolSet } from './tool-set.js';
 import type { ParsedToolCalls, ParseToolCallsOptions, ToolCallEvent, ToolCallFormat, ToolCallLogger } from './types.js';
 
@@ -23,7 +23,7 @@ export interface IncrementalToolCallStreamerOptions extends ParseToolCallsOption
   faultInjector?: (stage: 'push' | 'finish', text: string) => void;
 }
 
-// Scanner reports, recorded flat during a push and turned into events only if the push succeeds.
+// Scanner reports, recorded during a push and turned into events only if the push succeeds.
 const CONTENT = 0;
 const REASONING = 1;
 const START = 2;
@@ -31,6 +31,42 @@ const ARGS = 3;
 const END = 4;
 const ABANDON = 5;
 const STRAY = 6;
+
+/** The reports of one push, in reused arrays (a push is per token; it must not allocate much). */
+class OpLog implements ScannerSink {
+  readonly kinds: number[] = [];
+  readonly texts: string[] = [];
+  readonly ids: string[] = [];
+  n = 0;
+
+  private add(kind: number, text: string, id: string): void {
+    const n = this.n++;
+    this.kinds[n] = kind;
+    this.texts[n] = text;
+    this.ids[n] = id;
+  }
+  content(s: string): void {
+    this.add(CONTENT, s, '');
+  }
+  reasoning(s: string): void {
+    this.add(REASONING, s, '');
+  }
+  start(name: string, id: string): void {
+    this.add(START, name, id);
+  }
+  args(s: string): void {
+    this.add(ARGS, s, '');
+  }
+  end(): void {
+    this.add(END, '', '');
+  }
+  abandon(): void {
+    this.add(ABANDON, '', '');
+  }
+  strayThinkClose(): void {
+    this.add(STRAY, '', '');
+  }
+}
 
 const SILENT: ToolCallLogger = { warn() {}, error() {} };
 
@@ -41,7 +77,8 @@ export class IncrementalToolCallStreamer {
   private readonly mintId: (format: ToolCallFormat) => string;
   private readonly scanner: FormatScanner;
   private readonly chunks: string[] = [];
-  private readonly ops: (number | string)[] = [];
+  private readonly ops = new OpLog();
+  private readonly faultInjector: IncrementalToolCallStreamerOptions['faultInjector'];
   private readonly state = new StreamedState();
   /** The started call that has neither ended nor been abandoned. */
   private open: StreamedCall | null = null;
@@ -57,17 +94,8 @@ export class IncrementalToolCallStreamer {
     this.format = opts.format;
     this.logger = opts.logger ?? SILENT;
     this.mintId = opts.mintId ?? mintCallId;
-    const ops = this.ops;
-    const sink: ScannerSink = {
-      content: (s) => void ops.push(CONTENT, s),
-      reasoning: (s) => void ops.push(REASONING, s),
-      start: (name, id) => void ops.push(START, name, id),
-      args: (s) => void ops.push(ARGS, s),
-      end: () => void ops.push(END),
-      abandon: () => void ops.push(ABANDON),
-      strayThinkClose: () => void ops.push(STRAY),
-    };
-    this.scanner = createScanner(sink, {
+    this.faultInjector = opts.faultInjector;
+    this.scanner = createScanner(this.ops, {
       format: opts.format,
       tools: new ToolSet(opts.tools),
       startsInReasoning: opts.startsInReasoning ?? false,
@@ -80,10 +108,10 @@ export class IncrementalToolCallStreamer {
     if (this.finished || typeof text !== 'string' || text.length === 0) return [];
     this.chunks.push(text);
     if (this.collecting) return [];
-    this.ops.length = 0;
+    this.ops.n = 0;
     try {
       this.scanner.feed(text);
-      this.opts.faultInjector?.('push', text);
+      if (this.faultInjector !== undefined) this.faultInjector('push', text);
       return this.commit();
     } catch (err) {
       this.fault(err);
@@ -96,10 +124,10 @@ export class IncrementalToolCallStreamer {
     this.finished = true;
     let out: ToolCallEvent[] = [];
     if (!this.collecting) {
-      this.ops.length = 0;
+      this.ops.n = 0;
       try {
         this.scanner.end();
-        this.opts.faultInjector?.('finish', '');
+        if (this.faultInjector !== undefined) this.faultInjector('finish', '');
         out = this.commit();
       } catch (err) {
         this.fault(err);
@@ -111,7 +139,7 @@ export class IncrementalToolCallStreamer {
         format: this.format,
         tools: this.opts.tools,
         startsInReasoning: this.opts.startsInReasoning,
-        mintId: this.mintId,
+        mintId: placeholderIds(),
       });
     } catch (err) {
       this.logger.error('tool-call final parse failed; the reply ends with what was streamed', this.fields({ error: String(err) }));
@@ -131,43 +159,60 @@ export class IncrementalToolCallStreamer {
    * reasoning and the calls that ended, in index order. Null before finish().
    */
   get result(): ParsedToolCalls | null {
-    return this.final === null ? null : this.state.result();
+    return this.final === null ? null : this.state.result(this.final);
   }
 
   /** Turns this push's scanner reports into events and records them as sent. */
   private commit(): ToolCallEvent[] {
-    const out: ToolCallEvent[] = [];
-    const ops = this.ops;
+    const { kinds, texts, ids, n } = this.ops;
     const state = this.state;
-    for (let k = 0; k < ops.length; ) {
-      switch (ops[k++]) {
+    // Most pushes are one token of content or of arguments: one event, no merging.
+    if (n === 1) {
+      const kind = kinds[0];
+      if (kind === CONTENT && !this.contentDeferred) {
+        state.content.push(texts[0]!);
+        return [{ type: 'content', text: texts[0]! }];
+      }
+      if (kind === ARGS) {
+        this.open!.args.push(texts[0]!);
+        return [{ type: 'tool_call_arguments', index: this.open!.index, delta: texts[0]! }];
+      }
+    }
+    const out: ToolCallEvent[] = [];
+    for (let k = 0; k < n; k++) {
+      switch (kinds[k]) {
         case CONTENT: {
-          const text = ops[k++] as string;
           if (this.contentDeferred) break;
-          state.content += text;
-          StreamedState.append(out, { type: 'content', text });
+          const text = texts[k]!;
+          state.content.push(text);
+          const last = out[out.length - 1];
+          if (last?.type === 'content') out[out.length - 1] = { type: 'content', text: last.text + text };
+          else out.push({ type: 'content', text });
           break;
         }
         case REASONING: {
-          const text = ops[k++] as string;
-          state.reasoning += text;
+          const text = texts[k]!;
+          state.reasoning.push(text);
           StreamedState.append(out, { type: 'reasoning', text });
           break;
         }
         case START: {
-          const name = ops[k++] as string;
-          const id = ops[k++] as string;
-          const call: StreamedCall = { index: state.nextIndex++, id, name, args: '', ended: false, abandoned: false };
+          const call = streamedCall(state.nextIndex++, ids[k]!, texts[k]!);
           state.calls.push(call);
           this.open = call;
-          out.push({ type: 'tool_call_start', index: call.index, id, name });
+          out.push({ type: 'tool_call_start', index: call.index, id: call.id, name: call.name });
           break;
         }
         case ARGS: {
-          const delta = ops[k++] as string;
+          const delta = texts[k]!;
           const call = this.open!;
-          call.args += delta;
-          StreamedState.append(out, { type: 'tool_call_arguments', index: call.index, delta });
+          call.args.push(delta);
+          const last = out[out.length - 1];
+          if (last?.type === 'tool_call_arguments' && last.index === call.index) {
+            out[out.length - 1] = { type: 'tool_call_arguments', index: call.index, delta: last.delta + delta };
+          } else {
+            out.push({ type: 'tool_call_arguments', index: call.index, delta });
+          }
           break;
         }
         case END:
@@ -198,7 +243,7 @@ export class IncrementalToolCallStreamer {
 
   private fault(err: unknown): void {
     this.collecting = true;
-    this.ops.length = 0;
+    this.ops.n = 0;
     if (err instanceof ToolCallCapError) {
       this.logger.warn('tool-call streaming stopped at a cap; the rest comes from the final parse', this.fields({ cap: err.cap }));
     } else {

@@ -43,8 +43,8 @@ export abstract class JsonCallScanner extends FormatScanner {
   private allowId = false;
   private seen = 0;
   private valueKind = V.Other;
-  private capture: string[] = [];
-  private captureLength = 0;
+  /** Raw text (quotes included) of the key or string value being read. */
+  private capture = '';
   private name: string | null = null;
   private modelId: string | null = null;
   private argsHeld: string[] = [];
@@ -110,14 +110,13 @@ export abstract class JsonCallScanner extends FormatScanner {
           }
           if (c !== 34) return this.fail(text, i);
           this.vs.reset();
-          this.capture = [];
-          this.captureLength = 0;
+          this.capture = '';
           this.rs = R.KeyString;
           continue;
         case R.KeyString: {
           const j = this.vs.feed(text, i, n);
           if (this.vs.failed) return this.fail(text, j);
-          if (this.captureLength <= MAX_KEY_RAW) this.take(text, i, j);
+          if (this.capture.length <= MAX_KEY_RAW) this.take(text, i, j);
           i = j;
           if (!this.vs.done) return i;
           this.onKey(text, i);
@@ -184,18 +183,20 @@ export abstract class JsonCallScanner extends FormatScanner {
 
   private take(text: string, from: number, to: number): void {
     if (to <= from) return;
-    this.capture.push(text.slice(from, to));
-    this.captureLength += to - from;
+    const s = text.slice(from, to);
+    this.capture = this.capture.length === 0 ? s : this.capture + s;
   }
 
+  /** The captured JSON string, decoded (the scanner has checked it is valid). */
   private captured(): string {
-    return JSON.parse(this.capture.join('')) as string;
+    const raw = this.capture;
+    return raw.indexOf('\\') < 0 ? raw.slice(1, -1) : (JSON.parse(raw) as string);
   }
 
   private onKey(text: string, at: number): void {
     let bit = 0;
     let kind = V.Other;
-    if (this.captureLength <= MAX_KEY_RAW) {
+    if (this.capture.length <= MAX_KEY_RAW) {
       const key = this.captured();
       if (key === 'name') (bit = KEY_NAME), (kind = V.Name);
       else if (key === 'arguments' || key === 'parameters') (bit = KEY_ARGS), (kind = V.Args);
@@ -212,8 +213,7 @@ export abstract class JsonCallScanner extends FormatScanner {
 
   private beginValue(text: string, at: number, c: number): void {
     this.vs.reset();
-    this.capture = [];
-    this.captureLength = 0;
+    this.capture = '';
     const kind = this.valueKind;
     const wanted = kind === V.Args ? 123 : kind === V.Other ? -1 : 34;
     if (wanted !== -1 && c !== wanted) {
@@ -229,12 +229,12 @@ export abstract class JsonCallScanner extends FormatScanner {
       case V.Name:
         this.take(text, from, to);
         // Raw text may be \u-escaped (6 characters per code unit); the decoded name is checked exactly.
-        if (this.streaming && this.captureLength > 6 * MAX_NAME_BYTES + 2) throw new ToolCallCapError('name');
+        if (this.streaming && this.capture.length > 6 * MAX_NAME_BYTES + 2) throw new ToolCallCapError('name');
         return;
       case V.Id:
       case V.Type:
         this.take(text, from, to);
-        if (this.streaming && this.captureLength > 6 * MAX_ID_BYTES + 2) throw new ToolCallCapError('id');
+        if (this.streaming && this.capture.length > 6 * MAX_ID_BYTES + 2) throw new ToolCallCapError('id');
         return;
       case V.Args: {
         // The value just completed: hold its closing `}` until the call is confirmed.

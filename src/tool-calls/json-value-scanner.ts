@@ -43,7 +43,9 @@ function isHex(c: number): boolean {
 
 export class JsonValueScanner {
   private st = St.Value;
-  private readonly stack: number[] = [];
+  // Open containers, innermost last: a byte each, grown by doubling.
+  private stack = new Uint8Array(64);
+  private depth = 0;
   private strIsKey = false;
   private hexLeft = 0;
   private literal = '';
@@ -53,7 +55,7 @@ export class JsonValueScanner {
 
   reset(): void {
     this.st = St.Value;
-    this.stack.length = 0;
+    this.depth = 0;
     this.first = 0;
   }
 
@@ -77,7 +79,6 @@ export class JsonValueScanner {
    * offending character when it is not JSON.
    */
   feed(text: string, i: number, n: number): number {
-    const stack = this.stack;
     while (i < n) {
       const c = text.charCodeAt(i);
       switch (this.st) {
@@ -133,7 +134,7 @@ export class JsonValueScanner {
             continue;
           }
           if (c === 93 && this.st === St.ValueOrEnd) {
-            stack.pop();
+            this.depth--;
             this.st = this.afterValue();
             i++;
             if (this.done) return i;
@@ -157,7 +158,7 @@ export class JsonValueScanner {
             continue;
           }
           if (c === 125 && this.st === St.KeyOrEnd) {
-            stack.pop();
+            this.depth--;
             this.st = this.afterValue();
             i++;
             if (this.done) return i;
@@ -189,7 +190,7 @@ export class JsonValueScanner {
             continue;
           }
           if ((c === 125 && this.st === St.ObjNext) || (c === 93 && this.st === St.ArrNext)) {
-            stack.pop();
+            this.depth--;
             this.st = this.afterValue();
             i++;
             if (this.done) return i;
@@ -294,7 +295,7 @@ export class JsonValueScanner {
   end(): void {
     if (this.st === St.Done) return;
     const st = this.st;
-    if (this.stack.length === 0 && (st === St.Zero || st === St.Int || st === St.Frac || st === St.ExpDigits)) {
+    if (this.depth === 0 && (st === St.Zero || st === St.Int || st === St.Frac || st === St.ExpDigits)) {
       this.st = St.Done;
     } else {
       this.st = St.Error;
@@ -304,11 +305,11 @@ export class JsonValueScanner {
   private beginValue(c: number): boolean {
     switch (c) {
       case 123:
-        this.stack.push(OBJ);
+        this.open(OBJ);
         this.st = St.KeyOrEnd;
         return true;
       case 91:
-        this.stack.push(ARR);
+        this.open(ARR);
         this.st = St.ValueOrEnd;
         return true;
       case 34:
@@ -353,10 +354,19 @@ export class JsonValueScanner {
     return false;
   }
 
+  private open(kind: number): void {
+    if (this.depth === this.stack.length) {
+      const grown = new Uint8Array(this.stack.length * 2);
+      grown.set(this.stack);
+      this.stack = grown;
+    }
+    this.stack[this.depth++] = kind;
+  }
+
   private afterValue(): St {
-    const n = this.stack.length;
-    if (n === 0) return St.Done;
-    return this.stack[n - 1] === OBJ ? St.ObjNext : St.ArrNext;
+    const d = this.depth;
+    if (d === 0) return St.Done;
+    return this.stack[d - 1] === OBJ ? St.ObjNext : St.ArrNext;
   }
 }
 

@@ -11,7 +11,7 @@ class Collector implements ScannerSink {
   readonly reasoningParts: string[] = [];
   readonly calls: ParsedToolCall[] = [];
   stray = false;
-  private argParts: string[] = [];
+  private currentArgs = '';
 
   content(s: string): void {
     this.contentParts.push(s);
@@ -20,14 +20,14 @@ class Collector implements ScannerSink {
     this.reasoningParts.push(s);
   }
   start(name: string, id: string): void {
-    this.argParts = [];
+    this.currentArgs = '';
     this.calls.push({ id, name, arguments: '' });
   }
   args(s: string): void {
-    this.argParts.push(s);
+    this.currentArgs += s;
   }
   end(): void {
-    this.calls[this.calls.length - 1]!.arguments = this.argParts.join('');
+    this.calls[this.calls.length - 1]!.arguments = this.currentArgs;
   }
   abandon(): void {
     this.calls.pop();

@@ -1,8 +1,11 @@
 // End of stream: the final parse is authoritative. Streamed calls are matched with parsed calls by
 // position and name; a match gets only the unsent rest of its arguments (and its end). A streamed
 // call that disagrees gets nothing more, with a warning, and the parsed call goes out one-shot
-// under a fresh index. Content and reasoning get what the client has not seen yet.
-import { StreamedState } from './streamed-state.js';
+// under a fresh index. Content and reasoning get what the client has not seen yet (all of it, with
+// a warning, if what was sent is not where the final parse begins).
+import { isPlaceholderId } from './call-id.js';
+import type { SentText } from './sent-text.js';
+import { StreamedState, streamedCall } from './streamed-state.js';
 import type { ParsedToolCalls, ToolCallEvent, ToolCallFormat } from './types.js';
 
 export interface ReconcileContext {
@@ -11,25 +14,13 @@ export interface ReconcileContext {
   warn(msg: string, fields?: object): void;
 }
 
-function commonPrefixLength(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  // Never cut a surrogate pair in half.
-  if (i > 0 && i < b.length) {
-    const c = b.charCodeAt(i - 1);
-    if (c >= 0xd800 && c <= 0xdbff) i--;
-  }
-  return i;
-}
-
-function restOf(sent: string, final: string, what: string, ctx: ReconcileContext): string {
-  if (final.startsWith(sent)) return final.slice(sent.length);
-  ctx.warn(`streamed ${what} differs from the final parse; sending the final ${what} from where they part`, {
+function restOf(sent: SentText, final: string, what: string, ctx: ReconcileContext): string {
+  if (sent.isPrefixOf(final)) return final.slice(sent.length);
+  ctx.warn(`streamed ${what} differs from the final parse; sending the final ${what} in full`, {
     streamedLength: sent.length,
     finalLength: final.length,
   });
-  return final.slice(commonPrefixLength(sent, final));
+  return final;
 }
 
 export function reconcileWithFinal(
@@ -41,12 +32,12 @@ export function reconcileWithFinal(
   const reasoning = restOf(state.reasoning, final.reasoning, 'reasoning', ctx);
   if (reasoning.length > 0) {
     StreamedState.append(out, { type: 'reasoning', text: reasoning });
-    state.reasoning += reasoning;
+    state.reasoning.push(reasoning);
   }
   const content = restOf(state.content, final.content, 'content', ctx);
   if (content.length > 0) {
     StreamedState.append(out, { type: 'content', text: content });
-    state.content += content;
+    state.content.push(content);
   }
 
   const live = state.calls.filter((c) => !c.abandoned);
@@ -54,16 +45,17 @@ export function reconcileWithFinal(
   for (let j = 0; j < final.calls.length; j++) {
     const f = final.calls[j]!;
     const s = live[j];
-    if (s !== undefined && s.name === f.name && f.arguments.startsWith(s.args) && (!s.ended || s.args === f.arguments)) {
+    if (s !== undefined && s.name === f.name && s.args.isPrefixOf(f.arguments) && (!s.ended || s.args.equals(f.arguments))) {
       const rest = f.arguments.slice(s.args.length);
       if (rest.length > 0) {
         StreamedState.append(out, { type: 'tool_call_arguments', index: s.index, delta: rest });
-        s.args += rest;
+        s.args.push(rest);
       }
       if (!s.ended) {
         out.push({ type: 'tool_call_end', index: s.index });
         s.ended = true;
       }
+      s.final = f.arguments;
       continue;
     }
     if (s !== undefined) {
@@ -73,11 +65,14 @@ export function reconcileWithFinal(
         finalName: f.name,
       });
     }
-    let id = f.id;
+    let id = isPlaceholderId(f.id) ? ctx.mintId(ctx.format) : f.id;
     while (usedIds.has(id)) id = ctx.mintId(ctx.format);
     usedIds.add(id);
     const index = state.nextIndex++;
-    state.calls.push({ index, id, name: f.name, args: f.arguments, ended: true, abandoned: false });
+    const call = streamedCall(index, id, f.name, f.arguments);
+    call.ended = true;
+    call.final = f.arguments;
+    state.calls.push(call);
     out.push({ type: 'tool_call_start', index, id, name: f.name });
     if (f.arguments.length > 0) out.push({ type: 'tool_call_arguments', index, delta: f.arguments });
     out.push({ type: 'tool_call_end', index });

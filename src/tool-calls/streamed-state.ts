@@ -1,5 +1,6 @@
 // What a client has received from one streamer: the ground truth for rolling back after a fault
 // and for reconciling with the final parse.
+import { SentText } from './sent-text.js';
 import type { ParsedToolCalls, ToolCallEvent } from './types.js';
 
 export interface StreamedCall {
@@ -7,15 +8,23 @@ export interface StreamedCall {
   id: string;
   name: string;
   /** Argument text sent so far. */
-  args: string;
+  args: SentText;
+  /** The complete arguments, once reconciled with the final parse. */
+  final: string | null;
   ended: boolean;
   /** Turned out invalid after it started: nothing more is sent for it, and it has no end. */
   abandoned: boolean;
 }
 
+export function streamedCall(index: number, id: string, name: string, args = ''): StreamedCall {
+  const sent = new SentText();
+  if (args.length > 0) sent.push(args);
+  return { index, id, name, args: sent, final: null, ended: false, abandoned: false };
+}
+
 export class StreamedState {
-  content = '';
-  reasoning = '';
+  readonly content = new SentText();
+  readonly reasoning = new SentText();
   readonly calls: StreamedCall[] = [];
   nextIndex = 0;
 
@@ -39,12 +48,15 @@ export class StreamedState {
     out.push(ev);
   }
 
-  /** The reply as the client has it: content, reasoning, and the calls that ended, in index order. */
-  result(): ParsedToolCalls {
+  /**
+   * After reconciliation: the reply as the client has it, with the ids it was sent: the final
+   * content and reasoning, and the calls that ended, in index order.
+   */
+  result(final: ParsedToolCalls): ParsedToolCalls {
     const calls = this.calls
-      .filter((c) => c.ended)
+      .filter((c) => c.ended && c.final !== null)
       .sort((a, b) => a.index - b.index)
-      .map((c) => ({ id: c.id, name: c.name, arguments: c.args }));
-    return { content: this.content, reasoning: this.reasoning, calls };
+      .map((c) => ({ id: c.id, name: c.name, arguments: c.final! }));
+    return { content: final.content, reasoning: final.reasoning, calls };
   }
 }

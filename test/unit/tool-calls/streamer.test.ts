@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IncrementalToolCallStreamer, MAX_CALLS, MAX_HELD_CHARS, promptEndsInReasoning } from '../../../src/tool-calls/index.js';
 import { reconcileWithFinal } from '../../../src/tool-calls/reconcile-with-final.js';
-import { StreamedState } from '../../../src/tool-calls/streamed-state.js';
+import { StreamedState, streamedCall } from '../../../src/tool-calls/streamed-state.js';
 import type { ToolCallEvent, ToolCallFormat } from '../../../src/tool-calls/types.js';
 import { assemble, checkRun, codePoints, counterIds, streamChunks, TOOLS } from './harness.js';
 
@@ -327,7 +327,7 @@ describe('reconciliation', () => {
 
   it('a match gets only the unsent rest and its end', () => {
     const state = new StreamedState();
-    state.calls.push({ index: 0, id: 'call_a', name: 'search', args: '{"q": ', ended: false, abandoned: false });
+    state.calls.push(streamedCall(0, 'call_a', 'search', '{"q": '));
     state.nextIndex = 1;
     const out: ToolCallEvent[] = [];
     const warnings: string[] = [];
@@ -345,7 +345,7 @@ describe('reconciliation', () => {
       ['search', '{"z": '],
     ] as const) {
       const state = new StreamedState();
-      state.calls.push({ index: 0, id: 'call_a', name, args, ended: false, abandoned: false });
+      state.calls.push(streamedCall(0, 'call_a', name, args));
       state.nextIndex = 1;
       const out: ToolCallEvent[] = [];
       const warnings: string[] = [];
@@ -361,7 +361,7 @@ describe('reconciliation', () => {
 
   it('a streamed call missing from the final parse is reported', () => {
     const state = new StreamedState();
-    state.calls.push({ index: 0, id: 'call_a', name: 'search', args: '{', ended: false, abandoned: false });
+    state.calls.push(streamedCall(0, 'call_a', 'search', '{'));
     const warnings: string[] = [];
     reconcileWithFinal(state, { content: '', reasoning: '', calls: [] }, [], ctx(warnings));
     expect(warnings).toHaveLength(1);

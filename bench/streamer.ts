@@ -1,0 +1,125 @@
+// `npm run bench -- streamer [--runs N]`: nanoseconds per 4-character token for the tool-call
+// streamer (every push and the final finish(), which re-parses the whole reply to reconcile), on
+// the rows of the streamer issue; median of N runs (default 5).
+// `npm run bench -- streamer --fuzz N [--seed S]`: N random replies in random chunkings, checked
+// against the final parse; reports how many broke an invariant or threw.
+import { performance } from 'node:perf_hooks';
+import { IncrementalToolCallStreamer } from '../src/tool-calls/index.js';
+import type { OpenAITool, ToolCallFormat } from '../src/tool-calls/index.js';
+import { prng } from '../test/helpers/prng.js';
+import { fuzzOnce } from '../test/unit/tool-calls/fuzz-text.js';
+
+const MB = 1_000_000;
+
+const TOOLS: OpenAITool[] = [
+  { type: 'function', function: { name: 'write_file', parameters: { type: 'object', properties: { content: { type: 'string' } } } } },
+  { type: 'function', function: { name: 'search', parameters: { type: 'object', properties: { q: { type: 'string' } } } } },
+];
+
+interface Row {
+  name: string;
+  format: ToolCallFormat;
+  text: string;
+}
+
+function prose(n: number): string {
+  const words = ['the', 'model', 'streams', 'tokens,', 'naïve', 'café', 'and', 'a', 'tool', 'call.', 'Ünïcode', '—', 'x<y', '[1]'];
+  const rng = prng(1);
+  let s = '';
+  while (s.length < n) s += `${rng.pick(words)} `;
+  return s.slice(0, n);
+}
+
+function rows(): Row[] {
+  const value = prose(MB).replace(/["\\]/g, '');
+  return [
+    { name: '1 MB of prose (hermes)', format: 'hermes', text: prose(MB) },
+    { name: '1 MB of prose (mistral)', format: 'mistral', text: prose(MB) },
+    { name: '1 MB argument value (hermes)', format: 'hermes', text: `<tool_call>\n{"name": "write_file", "arguments": {"content": "${value}"}}\n</tool_call>` },
+    {
+      name: '1 MB argument value (qwen3_coder)',
+      format: 'qwen3_coder',
+      text: `<tool_call>\n<function=write_file>\n<parameter=content>\n${value}\n</parameter>\n</function>\n</tool_call>`,
+    },
+    { name: '1 MB argument value (mistral)', format: 'mistral', text: `[TOOL_CALLS]write_file[ARGS]{"content": "${value}"}` },
+    { name: '20k short calls (hermes)', format: 'hermes', text: '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>\n'.repeat(20_000) },
+    { name: '20k short calls (qwen3_coder)', format: 'qwen3_coder', text: '<tool_call>\n<function=search>\n<parameter=q>\nx\n</parameter>\n</function>\n</tool_call>\n'.repeat(20_000) },
+    { name: '1 MB of whitespace (llama3_json)', format: 'llama3_json', text: ' \n\t '.repeat(MB / 4) },
+    { name: '1 MB of whitespace (hermes)', format: 'hermes', text: ' \n\t '.repeat(MB / 4) },
+    { name: '1 MB of [ nesting (hermes arguments)', format: 'hermes', text: `<tool_call>{"name": "search", "arguments": {"q": ${'['.repeat(MB)}` },
+    { name: '1 MB of [ (mistral content)', format: 'mistral', text: '['.repeat(MB) },
+  ];
+}
+
+/** 4-character tokens, never splitting a surrogate pair. */
+function tokens(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; ) {
+    let j = Math.min(i + 4, text.length);
+    const c = text.charCodeAt(j - 1);
+    if (j < text.length && c >= 0xd800 && c <= 0xdbff) j++;
+    out.push(text.slice(i, j));
+    i = j;
+  }
+  return out;
+}
+
+function once(row: Row, toks: string[]): number {
+  const t0 = performance.now();
+  const s = new IncrementalToolCallStreamer({ format: row.format, tools: TOOLS });
+  let events = 0;
+  for (const t of toks) events += s.push(t).length;
+  events += s.finish().length;
+  const ms = performance.now() - t0;
+  if (events === 0) throw new Error(`${row.name}: no events`);
+  return (ms * 1e6) / toks.length;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1]!;
+}
+
+function bench(runs: number): void {
+  console.log(`tool-call streamer: ns per 4-character token, push + finish, median of ${runs} runs`);
+  console.log('| row | tokens | median ns/token | min | max |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const row of rows()) {
+    const toks = tokens(row.text);
+    once(row, toks); // warm up
+    const xs = Array.from({ length: runs }, () => once(row, toks));
+    const f = (x: number) => x.toFixed(1);
+    console.log(`| ${row.name} | ${toks.length} | ${f(median(xs))} | ${f(Math.min(...xs))} | ${f(Math.max(...xs))} |`);
+  }
+}
+
+function fuzz(n: number, seed: number): void {
+  const rng = prng(seed);
+  const t0 = performance.now();
+  let failures = 0;
+  for (let k = 0; k < n; k++) {
+    try {
+      fuzzOnce(rng);
+    } catch (err) {
+      failures++;
+      if (failures <= 5) console.log(`iteration ${k}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const s = (performance.now() - t0) / 1000;
+  console.log(`fuzz: ${n} random chunkings (seed ${seed}) in ${s.toFixed(1)} s: ${failures} failed`);
+  if (failures > 0) process.exitCode = 1;
+}
+
+function option(args: string[], name: string): string | undefined {
+  const k = args.indexOf(name);
+  return k >= 0 ? args[k + 1] : undefined;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const fuzzN = option(args, '--fuzz');
+  if (fuzzN !== undefined) {
+    fuzz(Number(fuzzN), Number(option(args, '--seed') ?? 1));
+    return;
+  }
+  bench(Number(option(args, '--runs') ?? 5));
+}
