@@ -7,22 +7,30 @@ import type { ToolCallFormat } from './types.js';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const MISTRAL_ID = /^[A-Za-z0-9]{9}$/;
 
-const pool = new Uint8Array(4096);
+// Two characters per random 16-bit draw, from a table of all 62 * 62 pairs: ids are minted per
+// call, and a reply may hold thousands.
+const PAIRS: string[] = [];
+for (const a of ALPHABET) for (const b of ALPHABET) PAIRS.push(a + b);
+/** 16 * 3844: draws at or above it are rejected, so every pair is equally likely. */
+const LIMIT = 61504;
+const pool = new Uint16Array(2048);
 let poolAt = pool.length;
-const codes: number[] = [];
 
-function randomAlphanumerics(n: number): string {
-  codes.length = 0;
-  while (codes.length < n) {
+function randomPair(): string {
+  for (;;) {
     if (poolAt === pool.length) {
       randomFillSync(pool);
       poolAt = 0;
     }
-    const b = pool[poolAt++]!;
-    // 248 = 4 * 62: rejecting the rest keeps every character equally likely.
-    if (b < 248) codes.push(ALPHABET.charCodeAt(b % 62));
+    const v = pool[poolAt++]!;
+    if (v < LIMIT) return PAIRS[v % 3844]!;
   }
-  return String.fromCharCode(...codes);
+}
+
+function randomAlphanumerics(n: number): string {
+  let s = '';
+  for (let i = 0; i + 1 < n; i += 2) s += randomPair();
+  return n % 2 === 1 ? s + randomPair()[0]! : s;
 }
 
 export function mintCallId(format: ToolCallFormat): string {

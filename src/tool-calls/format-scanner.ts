@@ -71,6 +71,8 @@ export abstract class FormatScanner {
   private readonly triggers: string;
   /** For each ASCII code: 1 if a marker starts with it. Every marker starts with ASCII. */
   private readonly isTrigger = new Uint8Array(128);
+  /** For each ASCII code: 1 if it is the second character of a marker. */
+  private readonly isSecond = new Uint8Array(128);
 
   private mode: Mode;
   private carry = '';
@@ -113,7 +115,10 @@ export abstract class FormatScanner {
     this.markers = [THINK_OPEN, THINK_CLOSE, ...markers];
     this.triggers = [...new Set(this.markers.map((m) => m[0]!))].join('');
     this.trigPos = new Array<number>(this.triggers.length).fill(-2);
-    for (const m of this.markers) this.isTrigger[m.charCodeAt(0)] = 1;
+    for (const m of this.markers) {
+      this.isTrigger[m.charCodeAt(0)] = 1;
+      this.isSecond[m.charCodeAt(1)] = 1;
+    }
     this.mode = opts.startsInReasoning ? Mode.Think : Mode.Content;
     if (opts.startsInReasoning) this.sawThinkOpen = true;
   }
@@ -182,6 +187,14 @@ export abstract class FormatScanner {
     while (i < n) {
       const j = this.nextTrigger(text, i, n, triggers);
       if (j < 0) break;
+      // Most triggers in text are not markers: rule those out on the next character.
+      if (j + 1 < n) {
+        const c2 = text.charCodeAt(j + 1);
+        if (c2 >= 128 || this.isSecond[c2] === 0) {
+          i = j + 1;
+          continue;
+        }
+      }
       const m = matchMarker(text, j, n, this.markers);
       if (m === NO_MATCH || (m === PARTIAL && eof)) {
         i = j + 1;
@@ -221,15 +234,15 @@ export abstract class FormatScanner {
       const j = text.indexOf(triggers, i);
       return j < n ? j : -1;
     }
-    if (n - i <= 32) {
-      // A token's worth of text: one pass beats an indexOf per trigger.
-      const table = this.isTrigger;
-      for (let j = i; j < n; j++) {
-        const c = text.charCodeAt(j);
-        if (c < 128 && table[c] === 1) return j;
-      }
-      return -1;
+    // A token's worth of text, or a trigger close by: one pass beats an indexOf per trigger.
+    const table = this.isTrigger;
+    const near = Math.min(n, i + 32);
+    for (let j = i; j < near; j++) {
+      const c = text.charCodeAt(j);
+      if (c < 128 && table[c] === 1) return j;
     }
+    if (near === n) return -1;
+    i = near;
     if (this.trigGen !== this.textGen) {
       this.trigGen = this.textGen;
       this.trigPos.fill(-2);
@@ -266,9 +279,15 @@ export abstract class FormatScanner {
 
   protected emitContent(text: string, from: number, to: number): void {
     if (to <= from) return;
-    const s = from === 0 && to === text.length ? text : text.slice(from, to);
-    if (this.candidate && /\S/.test(s)) this.candidate = false;
-    this.sink.content(s);
+    if (this.candidate) {
+      for (let k = from; k < to; k++) {
+        if (!isWs(text.charCodeAt(k))) {
+          this.candidate = false;
+          break;
+        }
+      }
+    }
+    this.sink.content(from === 0 && to === text.length ? text : text.slice(from, to));
   }
 
   /** Stops this pass at `at`: the text from there on is kept for the next push. */

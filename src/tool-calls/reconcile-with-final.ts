@@ -41,7 +41,7 @@ export function reconcileWithFinal(
   }
 
   const live = state.calls.filter((c) => !c.abandoned);
-  const usedIds = new Set(state.calls.map((c) => c.id));
+  let usedIds: Set<string> | null = null;
   for (let j = 0; j < final.calls.length; j++) {
     const f = final.calls[j]!;
     const s = live[j];
@@ -65,11 +65,12 @@ export function reconcileWithFinal(
         finalName: f.name,
       });
     }
+    usedIds ??= new Set(state.calls.map((c) => c.id));
     let id = isPlaceholderId(f.id) ? ctx.mintId(ctx.format) : f.id;
     while (usedIds.has(id)) id = ctx.mintId(ctx.format);
     usedIds.add(id);
     const index = state.nextIndex++;
-    const call = streamedCall(index, id, f.name, f.arguments);
+    const call = streamedCall(index, id, f.name);
     call.ended = true;
     call.final = f.arguments;
     state.calls.push(call);
