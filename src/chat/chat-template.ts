@@ -1,0 +1,134 @@
+// A model's chat template, parsed once and rendered with @huggingface/jinja the way Hugging Face
+// transformers renders it in Python: trim_blocks + lstrip_blocks, `raise_exception`,
+// `strftime_now`, a key-order-keeping `tojson`, and Python's `str()` for booleans and None.
+import { createHash } from 'node:crypto';
+import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
+import { ChatTemplateError, ChatTemplateSyntaxError } from './errors.js';
+import { strftime } from './strftime.js';
+
+type Program = ReturnType<typeof parse>;
+interface RuntimeValueLike { type: string; value: unknown }
+interface FilterNodeLike { type: string; value?: unknown }
+type ApplyFilter = (operand: RuntimeValueLike, filter: FilterNodeLike, env: Environment) => RuntimeValueLike;
+
+/** Longest template source accepted (real templates are under 20 KB; this bounds hostile files). */
+export const MAX_TEMPLATE_BYTES = 1 << 20;
+
+// Where the JS engine and Python's jinja2 disagree on the templates kiln ships goldens for, the
+// Python behaviour wins (it is what the models were trained on):
+// - `x|string` is Python's str(x): True/False, where the JS engine writes true/false (Qwen3-Coder
+//   renders boolean tool arguments this way);
+// - an undefined value is "" under string filters (Hermes trims a missing `description`) and an
+//   empty sequence in a for loop (Hermes loops over `tools` when there are none).
+type Evaluate = (node: unknown, env: Environment) => RuntimeValueLike;
+type EvaluateFor = (node: ForNodeLike, env: Environment) => RuntimeValueLike;
+interface ForNodeLike { iterable: { type: string; lhs?: unknown } }
+interface InterpreterInternals { applyFilter: ApplyFilter; evaluateFor: EvaluateFor; evaluate: Evaluate }
+
+const STRING_FILTERS = new Set(['string', 'trim', 'lower', 'upper', 'title', 'capitalize', 'length']);
+const EMPTY_STRING = { type: 'StringLiteral', value: '' };
+const EMPTY_LIST = { type: 'ArrayLiteral', value: [] };
+const base = Interpreter.prototype as unknown as InterpreterInternals;
+class PythonInterpreter extends Interpreter {}
+const patched = PythonInterpreter.prototype as unknown as InterpreterInternals;
+
+patched.applyFilter = function (this: InterpreterInternals, operand, filter, env) {
+  const name = filter.type === 'Identifier' ? filter.value : undefined;
+  if (operand.type === 'UndefinedValue' && typeof name === 'string' && STRING_FILTERS.has(name)) {
+    operand = this.evaluate(EMPTY_STRING, env);
+  }
+  const out = base.applyFilter.call(this, operand, filter, env);
+  if (name === 'string' && operand.type === 'BooleanValue') out.value = operand.value ? 'True' : 'False';
+  return out;
+};
+
+patched.evaluateFor = function (this: InterpreterInternals, node, env) {
+  const select = node.iterable.type === 'SelectExpression';
+  const source = select ? node.iterable.lhs : node.iterable;
+  // Evaluating the iterable twice is safe: templates iterate over names and member lookups.
+  if (this.evaluate(source, env).type === 'UndefinedValue') {
+    node = { ...node, iterable: select ? { ...node.iterable, lhs: EMPTY_LIST } : EMPTY_LIST };
+  }
+  return base.evaluateFor.call(this, node, env);
+};
+
+/** Thrown by the template's own `raise_exception(...)`. */
+class TemplateRaised extends Error {}
+
+export interface RenderContext {
+  /** Messages in the shape templates expect (see toTemplateMessages). */
+  messages: readonly object[];
+  tools?: readonly object[] | undefined;
+  addGenerationPrompt: boolean;
+  /** Extra template variables (`enable_thinking`, `date_string`, ...). */
+  variables?: Record<string, unknown>;
+  /** The time `strftime_now` reports; default now. */
+  now?: Date;
+}
+
+export interface ChatTemplateOptions {
+  bosToken?: string | null;
+  eosToken?: string | null;
+}
+
+export class ChatTemplate {
+  /** sha256 of the source, hex: part of the replay cache's key. */
+  readonly hash: string;
+  private readonly program: Program;
+
+  constructor(readonly source: string, private readonly options: ChatTemplateOptions = {}) {
+    if (typeof source !== 'string' || source.length === 0) throw new ChatTemplateSyntaxError('the chat template is empty or not a string');
+    if (Buffer.byteLength(source) > MAX_TEMPLATE_BYTES) {
+      throw new ChatTemplateSyntaxError(`the chat template has ${Buffer.byteLength(source)} bytes; at most ${MAX_TEMPLATE_BYTES} are accepted`);
+    }
+    this.hash = createHash('sha256').update(source).digest('hex');
+    try {
+      this.program = parse(tokenize(source, { lstrip_blocks: true, trim_blocks: true }));
+    } catch (e) {
+      throw new ChatTemplateSyntaxError(`the chat template does not parse: ${(e as Error).message}`, e);
+    }
+  }
+
+  render(ctx: RenderContext): string {
+    const env = new Environment();
+    const now = ctx.now ?? new Date();
+    const globals: Record<string, unknown> = {
+      true: true, false: false, none: null, True: true, False: false, None: null,
+      range: pythonRange,
+      raise_exception: (message: unknown) => {
+        throw new TemplateRaised(String(message));
+      },
+      strftime_now: (format: unknown) => strftime(now, String(format)),
+    };
+    if (this.options.bosToken != null) globals['bos_token'] = this.options.bosToken;
+    if (this.options.eosToken != null) globals['eos_token'] = this.options.eosToken;
+    for (const [k, v] of Object.entries(globals)) env.set(k, v);
+    for (const [k, v] of Object.entries(ctx.variables ?? {})) env.set(k, v);
+    env.set('messages', ctx.messages);
+    if (ctx.tools !== undefined && ctx.tools.length > 0) env.set('tools', ctx.tools);
+    env.set('add_generation_prompt', ctx.addGenerationPrompt);
+    try {
+      const out = new PythonInterpreter(env).run(this.program).value;
+      if (typeof out !== 'string') throw new Error('the template rendered no text');
+      return out;
+    } catch (e) {
+      if (e instanceof TemplateRaised) throw new ChatTemplateError(e.message, true);
+      // A RangeError here is the engine's recursion on absurd nesting; any other error is the
+      // template failing on this conversation's shape.
+      throw new ChatTemplateError(e instanceof Error ? e.message : String(e), false, e);
+    }
+  }
+}
+
+function pythonRange(start: number, stop?: number, step = 1): number[] {
+  if (stop === undefined) [start, stop] = [0, start];
+  if (!Number.isInteger(start) || !Number.isInteger(stop) || !Number.isInteger(step) || step === 0) {
+    throw new TemplateRaised('range() takes integers and a non-zero step');
+  }
+  const out: number[] = [];
+  for (let i = start; step > 0 ? i < stop : i > stop; i += step) {
+    out.push(i);
+    if (out.length > 1_000_000) throw new TemplateRaised('range() is limited to 1,000,000 items');
+  }
+  return out;
+}
