@@ -29,10 +29,8 @@ const STRING_FILTERS = new Set(['string', 'trim', 'lower', 'upper', 'title', 'ca
 const EMPTY_STRING = { type: 'StringLiteral', value: '' };
 const EMPTY_LIST = { type: 'ArrayLiteral', value: [] };
 const base = Interpreter.prototype as unknown as InterpreterInternals;
-class PythonInterpreter extends Interpreter {}
-const patched = PythonInterpreter.prototype as unknown as InterpreterInternals;
 
-patched.applyFilter = function (this: InterpreterInternals, operand, filter, env) {
+const applyFilter: ApplyFilter = function (this: InterpreterInternals, operand, filter, env) {
   const name = filter.type === 'Identifier' ? filter.value : undefined;
   if (operand.type === 'UndefinedValue' && typeof name === 'string' && STRING_FILTERS.has(name)) {
     operand = this.evaluate(EMPTY_STRING, env);
@@ -42,7 +40,7 @@ patched.applyFilter = function (this: InterpreterInternals, operand, filter, env
   return out;
 };
 
-patched.evaluateFor = function (this: InterpreterInternals, node, env) {
+const evaluateFor: EvaluateFor = function (this: InterpreterInternals, node, env) {
   const select = node.iterable.type === 'SelectExpression';
   const source = select ? node.iterable.lhs : node.iterable;
   // Evaluating the iterable twice is safe: templates iterate over names and member lookups.
@@ -108,7 +106,12 @@ export class ChatTemplate {
     if (ctx.tools !== undefined && ctx.tools.length > 0) env.set('tools', ctx.tools);
     env.set('add_generation_prompt', ctx.addGenerationPrompt);
     try {
-      const out = new PythonInterpreter(env).run(this.program).value;
+      // The overrides go on the instance: the package's types do not resolve under NodeNext, so a
+      // subclass would not type-check, and patching the shared prototype would change other users.
+      const interpreter = new Interpreter(env) as unknown as InterpreterInternals & { run(p: Program): RuntimeValueLike };
+      interpreter.applyFilter = applyFilter;
+      interpreter.evaluateFor = evaluateFor;
+      const out = interpreter.run(this.program).value;
       if (typeof out !== 'string') throw new Error('the template rendered no text');
       return out;
     } catch (e) {
