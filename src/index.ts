@@ -9,3 +9,4 @@ export * from './gguf/index.js';
 export * from './model/errors.js';
 export { loadTokenizer } from './tokenizer/load-tokenizer.js';
 export type { Tokenizer } from './tokenizer/tokenizer.js';
+export * from './tool-calls/index.js';
