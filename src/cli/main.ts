@@ -20,6 +20,10 @@ export async function main(argv: string[]): Promise<number> {
         return await run(rest);
       case 'info':
         return info(rest);
+      case 'serve': {
+        const { serve } = await import('./serve.js');
+        return await serve(rest);
+      }
       case 'bench': {
         const { runBench } = await import('../../bench/main.js');
         return await runBench(rest);

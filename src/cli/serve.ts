@@ -1,0 +1,103 @@
+// `kiln serve`: loads a model and serves the OpenAI- and Anthropic-compatible HTTP API until
+// SIGINT/SIGTERM, then stops accepting, lets in-flight generations finish (or cancels them after
+// the grace period, or at once on a second signal), closes the runtime and exits 0.
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { parseArgs } from 'node:util';
+import { InvalidArgumentError } from '../errors.js';
+import { Runtime } from '../runtime/runtime.js';
+import { createServer, DEFAULT_BODY_LIMIT, DEFAULT_RESPONSES_STORE, DEFAULT_SHUTDOWN_GRACE_MS, STDERR_LOGGER } from '../server/create-server.js';
+import type { ServedRuntime } from '../server/server-context.js';
+
+export const SERVE_USAGE = `usage: kiln serve --model FILE [options]
+  --chat-template FILE   Jinja chat template (for models whose GGUF has none)
+  --parallel N           concurrent sequences (slots); more requests queue in arrival order (default 1)
+  --ctx N                context size per sequence
+  --threads N            CPU threads
+  --host HOST            bind address (default 127.0.0.1)
+  --port N               port (default 8080)
+  --api-key KEY          require this key (also KILN_API_KEY); /health stays open
+  --model-name NAME      the model id clients send (default: the file name without .gguf)
+  --body-limit BYTES     largest request body (default ${DEFAULT_BODY_LIMIT})
+  --responses-store N    responses kept for previous_response_id (default ${DEFAULT_RESPONSES_STORE})
+  --shutdown-grace MS    how long shutdown waits for in-flight requests (default ${DEFAULT_SHUTDOWN_GRACE_MS})
+`;
+
+export async function serve(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      model: { type: 'string', short: 'm' },
+      'chat-template': { type: 'string' },
+      parallel: { type: 'string' },
+      ctx: { type: 'string' },
+      threads: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'api-key': { type: 'string' },
+      'model-name': { type: 'string' },
+      'body-limit': { type: 'string' },
+      'responses-store': { type: 'string' },
+      'shutdown-grace': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || !values.model) {
+    process.stderr.write(SERVE_USAGE);
+    return values.help ? 0 : 2;
+  }
+  const int = (name: string, v: string | undefined, min: number): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`--${name} must be an integer >= ${min}, got '${v}'`, name);
+    return n;
+  };
+  const slots = int('parallel', values.parallel, 1);
+  const contextSize = int('ctx', values.ctx, 1);
+  const threads = int('threads', values.threads, 1);
+  const port = int('port', values.port, 0) ?? 8080;
+  const grace = int('shutdown-grace', values['shutdown-grace'], 0) ?? DEFAULT_SHUTDOWN_GRACE_MS;
+  const chatTemplate = values['chat-template'] !== undefined ? readFileSync(values['chat-template'], 'utf8') : undefined;
+
+  const runtime = await Runtime.load({
+    model: values.model,
+    ...(slots !== undefined ? { slots } : {}),
+    ...(contextSize !== undefined ? { contextSize } : {}),
+    ...(threads !== undefined ? { threads } : {}),
+    ...(chatTemplate !== undefined ? { chatTemplate } : {}),
+  });
+  const apiKey = values['api-key'] ?? process.env.KILN_API_KEY;
+  const bodyLimit = int('body-limit', values['body-limit'], 1);
+  const storeSize = int('responses-store', values['responses-store'], 0);
+  const server = createServer({
+    runtime: runtime as unknown as ServedRuntime,
+    modelId: values['model-name'] ?? basename(values.model).replace(/\.gguf$/i, ''),
+    ...(apiKey ? { apiKey } : {}),
+    ...(bodyLimit !== undefined ? { bodyLimit } : {}),
+    ...(storeSize !== undefined ? { responsesStoreSize: storeSize } : {}),
+    logger: STDERR_LOGGER,
+  });
+  const { url } = await server.listen({ host: values.host ?? '127.0.0.1', port });
+  STDERR_LOGGER.info(`kiln serving '${server.context.modelId}' at ${url}`, { slots: runtime.info.slots, contextSize: runtime.info.contextSize });
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        STDERR_LOGGER.warn(`${signal} again: cancelling in-flight generations`);
+        server.context.cancelGenerations();
+        return;
+      }
+      stopping = true;
+      STDERR_LOGGER.info(`${signal}: shutting down`);
+      server.close({ graceMs: grace }).then(resolve, (err) => {
+        STDERR_LOGGER.error('shutdown failed', { error: String(err) });
+        resolve();
+      });
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  await runtime.close();
+  return 0;
+}

@@ -1,0 +1,128 @@
+// An Anthropic Messages request -> the server's ChatRequest: `system` becomes a system message,
+// content blocks become OpenAI-shaped messages (tool_use -> tool_calls with the input as JSON
+// text, tool_result -> tool messages, thinking -> reasoning_content), tools and tool_choice map
+// to their OpenAI equivalents.
+import { InvalidArgumentError } from '../errors.js';
+import type { OpenAITool } from '../tool-calls/types.js';
+import { type ChatMessageIn, type ChatRequest, type ChatToolCallIn, MAX_MESSAGES, MAX_STOP, MAX_TOOLS, checkToolName, checkUniqueNames, namedChoice } from './chat-request.js';
+import { type Fields, invalid } from './fields.js';
+import { anthropicSampling } from './sampling-fields.js';
+
+export function readAnthropicRequest(f: Fields): ChatRequest {
+  const maxTokens = f.number('max_tokens', { required: true, min: 1, max: 2 ** 31 - 1, integer: true })!;
+  const messages: ChatMessageIn[] = [];
+  const system = readSystem(f);
+  if (system !== undefined) messages.push({ role: 'system', content: system });
+  const list = f.objects('messages', { required: true, nonEmpty: true, max: MAX_MESSAGES })!;
+  for (const m of list) messages.push(...readMessage(m));
+
+  const tools: OpenAITool[] = (f.objects('tools', { max: MAX_TOOLS }) ?? []).map((t) => {
+    const type = t.string('type');
+    if (type !== undefined && type !== 'custom') {
+      throw new InvalidArgumentError(`'${t.at('type')}' is "${type}": this server runs only client tools (with input_schema).`, t.at('type'));
+    }
+    const tool: OpenAITool = { type: 'function', function: { name: checkToolName(t, 'name') } };
+    const description = t.string('description');
+    if (description !== undefined) tool.function.description = description;
+    tool.function.parameters = t.object('input_schema', { required: true })!.obj;
+    return tool;
+  });
+  checkUniqueNames(tools, 'tools');
+
+  const req: ChatRequest = {
+    messages,
+    tools,
+    toolChoice: 'auto',
+    parallelToolCalls: true,
+    maxTokens,
+    stop: f.array('stop_sequences', { max: MAX_STOP }) === undefined ? [] : f.stringList('stop_sequences', { max: MAX_STOP })!,
+    sampling: anthropicSampling(f),
+  };
+  const choice = f.object('tool_choice');
+  if (choice !== undefined) {
+    const type = choice.oneOf('type', ['auto', 'any', 'tool', 'none']);
+    if (type === undefined) throw new InvalidArgumentError(`'tool_choice.type' is required: "auto", "any", "tool" or "none".`, 'tool_choice.type');
+    if (type === 'any' && tools.length === 0) throw new InvalidArgumentError(`'tool_choice' is "any" but the request declares no tools.`, 'tool_choice');
+    req.toolChoice = type === 'tool' ? namedChoice(tools, choice.string('name', { required: true }), 'tool_choice.name') : type === 'any' ? 'required' : type;
+    if (choice.boolean('disable_parallel_tool_use') === true) req.parallelToolCalls = false;
+  }
+  const thinking = f.object('thinking');
+  if (thinking !== undefined) {
+    const type = thinking.oneOf('type', ['enabled', 'disabled', 'adaptive']);
+    if (type !== undefined) req.enableThinking = type !== 'disabled';
+  }
+  f.object('metadata');
+  return req;
+}
+
+function readSystem(f: Fields): string | undefined {
+  const v = f.raw('system');
+  if (v === undefined) return undefined;
+  if (typeof v === 'string') return v;
+  return f.objects('system')!.map((b) => {
+    if (b.string('type', { required: true }) !== 'text') throw invalid(b.at('type'), '"text"', b.raw('type'));
+    return b.string('text', { required: true });
+  }).join('\n');
+}
+
+/** One Anthropic message -> one or more OpenAI messages (each tool_result is its own tool message). */
+function readMessage(m: Fields): ChatMessageIn[] {
+  const role = m.oneOf('role', ['user', 'assistant']);
+  if (role === undefined) throw new InvalidArgumentError(`'${m.at('role')}' is required: "user" or "assistant".`, m.at('role'));
+  const content = m.raw('content');
+  if (content === undefined) throw new InvalidArgumentError(`'${m.at('content')}' is required: a string or a list of content blocks.`, m.at('content'));
+  if (typeof content === 'string') return [{ role, content }];
+
+  const out: ChatMessageIn[] = [];
+  let text: string | null = null;
+  let reasoning: string | undefined;
+  const calls: ChatToolCallIn[] = [];
+  for (const b of m.objects('content')!) {
+    const type = b.string('type', { required: true });
+    switch (type) {
+      case 'text':
+        text = (text ?? '') + b.string('text', { required: true });
+        break;
+      case 'thinking':
+        if (role !== 'assistant') throw invalid(b.at('type'), 'a user block type (text, tool_result)', type);
+        reasoning = (reasoning ?? '') + b.string('thinking', { required: true });
+        break;
+      case 'redacted_thinking':
+        break;
+      case 'tool_use': {
+        if (role !== 'assistant') throw invalid(b.at('type'), 'a user block type (text, tool_result)', type);
+        const input = b.object('input', { required: true })!;
+        calls.push({ id: b.string('id', { required: true }), type: 'function', function: { name: b.string('name', { required: true }), arguments: JSON.stringify(input.obj) } });
+        break;
+      }
+      case 'tool_result': {
+        if (role !== 'user') throw invalid(b.at('type'), 'an assistant block type (text, thinking, tool_use)', type);
+        const result = b.raw('content') === undefined ? '' : readToolResult(b);
+        const isError = b.boolean('is_error') === true;
+        out.push({ role: 'tool', tool_call_id: b.string('tool_use_id', { required: true }), content: isError ? `Error: ${result}` : result });
+        break;
+      }
+      default:
+        throw new InvalidArgumentError(`'${b.at('type')}' is "${type}": this server accepts text, thinking, tool_use and tool_result blocks.`, b.at('type'));
+    }
+  }
+  if (role === 'assistant') {
+    const msg: ChatMessageIn = { role, content: text };
+    if (calls.length > 0) msg.tool_calls = calls;
+    if (reasoning !== undefined) msg.reasoning_content = reasoning;
+    out.push(msg);
+  } else if (text !== null || out.length === 0) {
+    out.push({ role, content: text ?? '' });
+  }
+  return out;
+}
+
+function readToolResult(b: Fields): string {
+  if (typeof b.raw('content') === 'string') return b.string('content')!;
+  return b.objects('content')!.map((part) => {
+    if (part.string('type', { required: true }) !== 'text') {
+      throw new InvalidArgumentError(`'${part.at('type')}' must be "text": this server accepts only text tool results.`, part.at('type'));
+    }
+    return part.string('text', { required: true });
+  }).join('');
+}

@@ -1,0 +1,166 @@
+// The chat request every chat route builds from its protocol's body: OpenAI-shaped messages and
+// tools (the chat layer's input), the tool choice, limits and sampling, plus the filter the server
+// applies to the streamed calls. Also the readers for the OpenAI shapes, shared by the routes.
+import { InvalidArgumentError } from '../errors.js';
+import type { SamplingOptions } from '../sampling/sampling-options.js';
+import type { OpenAITool } from '../tool-calls/types.js';
+import { type Fields, invalid } from './fields.js';
+import type { ToolCallFilterOptions } from './tool-call-filter.js';
+
+/** Longer conversations than this are not a real request (the context runs out far sooner). */
+export const MAX_MESSAGES = 10_000;
+/** More tools than this is not a real request; every tool is rendered into the prompt. */
+export const MAX_TOOLS = 1024;
+/** Stop strings per request (OpenAI allows 4; the runtime scans each on every token). */
+export const MAX_STOP = 16;
+
+export interface ChatToolCallIn {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessageIn {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  content: string | null;
+  name?: string;
+  tool_calls?: ChatToolCallIn[];
+  tool_call_id?: string;
+  reasoning_content?: string;
+}
+
+export type ChatToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+export interface ChatRequest {
+  messages: ChatMessageIn[];
+  tools: OpenAITool[];
+  toolChoice: ChatToolChoice;
+  parallelToolCalls: boolean;
+  maxTokens: number;
+  stop: string[];
+  sampling: SamplingOptions;
+  /** The template's thinking switch, when the request sets it. */
+  enableThinking?: boolean;
+}
+
+/** What the server does to the streamed calls for this request's tool choice. */
+export function toolFilterOf(req: ChatRequest): ToolCallFilterOptions {
+  const out: ToolCallFilterOptions = {};
+  if (typeof req.toolChoice === 'object') out.only = req.toolChoice.function.name;
+  if (!req.parallelToolCalls) out.single = true;
+  return out;
+}
+
+const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
+/** OpenAI's rule for function names. */
+const TOOL_NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** Message content: a string, null, or a list of text parts (joined); other part types are refused. */
+export function readTextContent(f: Fields, key: string, opts: { allowNull: boolean }): string | null {
+  const v = f.raw(key);
+  if (v === undefined) {
+    if (opts.allowNull) return null;
+    throw new InvalidArgumentError(`'${f.at(key)}' is required: send a string or a list of text parts.`, f.at(key));
+  }
+  if (typeof v === 'string') return v;
+  const parts = f.objects(key)!;
+  let text = '';
+  for (const part of parts) {
+    const type = part.string('type', { required: true });
+    if (type !== 'text' && type !== 'input_text' && type !== 'output_text') {
+      throw new InvalidArgumentError(`'${part.at('type')}' is "${type}": this server accepts only text content parts.`, part.at('type'));
+    }
+    text += part.string('text', { required: true });
+  }
+  return text;
+}
+
+export function readOpenAIMessages(f: Fields): ChatMessageIn[] {
+  const list = f.objects('messages', { required: true, nonEmpty: true, max: MAX_MESSAGES })!;
+  return list.map((m) => {
+    const role = m.oneOf('role', ROLES);
+    if (role === undefined) throw new InvalidArgumentError(`'${m.at('role')}' is required: one of ${ROLES.join(', ')}.`, m.at('role'));
+    const msg: ChatMessageIn = { role, content: readTextContent(m, 'content', { allowNull: role === 'assistant' }) };
+    const name = m.string('name');
+    if (name !== undefined) msg.name = name;
+    if (role === 'assistant') {
+      const calls = m.objects('tool_calls', { max: MAX_TOOLS });
+      if (calls !== undefined && calls.length > 0) msg.tool_calls = calls.map(readToolCall);
+      const reasoning = m.string('reasoning_content') ?? m.string('reasoning');
+      if (reasoning !== undefined) msg.reasoning_content = reasoning;
+    }
+    if (role === 'tool') msg.tool_call_id = m.string('tool_call_id', { required: true });
+    return msg;
+  });
+}
+
+function readToolCall(c: Fields): ChatToolCallIn {
+  c.oneOf('type', ['function']);
+  const fn = c.object('function', { required: true })!;
+  return {
+    id: c.string('id', { required: true }),
+    type: 'function',
+    function: { name: fn.string('name', { required: true, nonEmpty: true }), arguments: fn.string('arguments', { required: true }) },
+  };
+}
+
+export function checkToolName(f: Fields, key: string): string {
+  const name = f.string(key, { required: true });
+  if (!TOOL_NAME.test(name)) throw invalid(f.at(key), 'a function name of 1 to 128 letters, digits, _ . : -', name);
+  return name;
+}
+
+/** A JSON schema object for a tool's parameters, or undefined. */
+export function readSchema(f: Fields, key: string): Record<string, unknown> | undefined {
+  return f.object(key)?.obj;
+}
+
+export function readOpenAITools(f: Fields): OpenAITool[] {
+  const list = f.objects('tools', { max: MAX_TOOLS }) ?? [];
+  const tools = list.map((t) => {
+    const type = t.oneOf('type', ['function']);
+    if (type === undefined) throw new InvalidArgumentError(`'${t.at('type')}' is required: "function".`, t.at('type'));
+    const fn = t.object('function', { required: true })!;
+    const tool: OpenAITool = { type: 'function', function: { name: checkToolName(fn, 'name') } };
+    const description = fn.string('description');
+    if (description !== undefined) tool.function.description = description;
+    const parameters = readSchema(fn, 'parameters');
+    if (parameters !== undefined) tool.function.parameters = parameters;
+    return tool;
+  });
+  checkUniqueNames(tools, 'tools');
+  return tools;
+}
+
+export function checkUniqueNames(tools: OpenAITool[], path: string): void {
+  const seen = new Set<string>();
+  for (const t of tools) {
+    if (seen.has(t.function.name)) throw new InvalidArgumentError(`'${path}' declares the tool '${t.function.name}' twice.`, path);
+    seen.add(t.function.name);
+  }
+}
+
+/** OpenAI's tool_choice (chat shape `{type, function: {name}}` or Responses' flat `{type, name}`). */
+export function readOpenAIToolChoice(f: Fields, tools: OpenAITool[]): ChatToolChoice {
+  const v = f.raw('tool_choice');
+  if (v === undefined) return 'auto';
+  if (typeof v === 'string') {
+    if (v !== 'auto' && v !== 'none' && v !== 'required') throw invalid('tool_choice', '"auto", "none", "required" or a named function', v);
+    if (v === 'required' && tools.length === 0) {
+      throw new InvalidArgumentError(`'tool_choice' is "required" but the request declares no tools.`, 'tool_choice');
+    }
+    return v;
+  }
+  const c = f.object('tool_choice')!;
+  if (c.string('type', { required: true }) !== 'function') throw invalid('tool_choice.type', '"function"', c.raw('type'));
+  const fn = c.object('function');
+  const name = fn ? fn.string('name', { required: true }) : c.string('name', { required: true });
+  return namedChoice(tools, name, 'tool_choice');
+}
+
+export function namedChoice(tools: OpenAITool[], name: string, path: string): ChatToolChoice {
+  if (!tools.some((t) => t.function.name === name)) {
+    throw new InvalidArgumentError(`'${path}' names the tool '${name}', which the request does not declare in 'tools'.`, path);
+  }
+  return { type: 'function', function: { name } };
+}

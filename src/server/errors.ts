@@ -1,0 +1,104 @@
+// Errors only the HTTP layer raises: transport problems (body, JSON, UTF-8, size), keys, routes and
+// models. Request fields that fail validation raise InvalidArgumentError naming the field.
+import { KilnError } from '../errors.js';
+
+export class MalformedJsonError extends KilnError {
+  readonly code = 'invalid_json';
+  override readonly status = 400;
+  override readonly type = 'invalid_request_error';
+  constructor(detail: string) {
+    super(`The request body is not valid JSON (${detail}). Send a JSON object with Content-Type: application/json.`);
+  }
+}
+
+export class InvalidUtf8Error extends KilnError {
+  readonly code = 'invalid_utf8';
+  override readonly status = 400;
+  override readonly type = 'invalid_request_error';
+  constructor() {
+    super('The request body is not valid UTF-8. Encode the JSON body as UTF-8.');
+  }
+}
+
+export class RequestTooLargeError extends KilnError {
+  readonly code = 'request_too_large';
+  override readonly status = 413;
+  override readonly type = 'invalid_request_error';
+  constructor(limit: number) {
+    super(`The request body is larger than the server's limit of ${limit} bytes. Send less, or start the server with a larger --body-limit.`);
+  }
+}
+
+export class AuthenticationError extends KilnError {
+  readonly code = 'invalid_api_key';
+  override readonly status = 401;
+  override readonly type = 'invalid_request_error';
+  constructor(found: boolean) {
+    super(
+      found
+        ? 'The API key is not valid. Send the key the server was started with.'
+        : 'An API key is required. Send it as "Authorization: Bearer KEY" (or "x-api-key: KEY").',
+    );
+  }
+}
+
+export class ModelNotFoundError extends KilnError {
+  readonly code = 'model_not_found';
+  override readonly status = 404;
+  override readonly type = 'invalid_request_error';
+  override param = 'model';
+  constructor(requested: string, served: string) {
+    super(`The model '${requested}' does not exist on this server; it serves '${served}'. Send "model": ${JSON.stringify(served)}.`);
+  }
+}
+
+export class RouteNotFoundError extends KilnError {
+  readonly code = 'not_found';
+  override readonly status = 404;
+  override readonly type = 'invalid_request_error';
+  constructor(method: string, url: string) {
+    super(`There is no route ${method} ${url}. See GET /v1/models, POST /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages.`);
+  }
+}
+
+export class ServerShuttingDownError extends KilnError {
+  readonly code = 'server_shutting_down';
+  override readonly status = 503;
+  override readonly type = 'server_error';
+  constructor() {
+    super('The server is shutting down and accepts no new requests.');
+  }
+}
+
+/** A generation was cut short because the server is stopping. */
+export class GenerationCancelledError extends KilnError {
+  readonly code = 'generation_cancelled';
+  override readonly status = 503;
+  override readonly type = 'server_error';
+  constructor() {
+    super('The generation was cancelled because the server is shutting down.');
+  }
+}
+
+/** An HTTP-level failure fastify detected (such as an unsupported method or media type) with its status. */
+export class HttpError extends KilnError {
+  readonly code: string;
+  override readonly status: number;
+  override readonly type = 'invalid_request_error';
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** A previous_response_id that is not (or no longer) in the store. */
+export class ResponseNotFoundError extends KilnError {
+  readonly code = 'previous_response_not_found';
+  override readonly status = 404;
+  override readonly type = 'invalid_request_error';
+  override param = 'previous_response_id';
+  constructor(id: string) {
+    super(`No stored response has the id '${id}'. It was never stored (store: false), or it was evicted; send the whole conversation instead.`);
+  }
+}

@@ -1,0 +1,117 @@
+// Runs one generation for a route and delivers it: streamed through a protocol encoder as SSE, or
+// collected for a JSON body. Both paths pass the same events through the same tool-choice filter,
+// count in-flight generations for the queue-depth gauge, record token metrics, and cancel the
+// generation when the client leaves or the server stops waiting.
+import type { FastifyReply } from 'fastify';
+import type { Timings } from '../generate/generate.js';
+import { toKilnError, errorBody, type Protocol } from './error-body.js';
+import { GenerationCancelledError } from './errors.js';
+import type { GenerationDone, GenerationStart, StreamEncoder, ToolCallEvent } from './generation-events.js';
+import { ClientGoneError, type ServerContext } from './server-context.js';
+import { SseStream } from './sse-stream.js';
+import { ToolCallFilter, type ToolCallFilterOptions } from './tool-call-filter.js';
+
+export interface GenerationSink {
+  /** The prompt facts, before the first event; when never called, the stream opens at the first event. */
+  start(start: GenerationStart): void;
+  push(ev: ToolCallEvent): void;
+}
+
+export interface GenerationOutcome {
+  done: GenerationDone;
+  timings?: Timings;
+}
+
+export type GenerationRun = (sink: GenerationSink, signal: AbortSignal) => Promise<GenerationOutcome>;
+
+const NO_START: GenerationStart = { promptTokens: 0, cachedTokens: 0 };
+
+/** The filter stage in front of `push`, or `push` itself when the request filters nothing. */
+function filtered(push: (ev: ToolCallEvent) => void, opts: ToolCallFilterOptions): (ev: ToolCallEvent) => void {
+  if (ToolCallFilter.isIdentity(opts)) return push;
+  const filter = new ToolCallFilter(opts);
+  return (ev) => {
+    const out = filter.push(ev);
+    if (out !== null) push(out);
+  };
+}
+
+async function tracked(ctx: ServerContext, run: GenerationRun, sink: GenerationSink, signal: AbortSignal): Promise<GenerationOutcome> {
+  ctx.metrics.generationsInFlight++;
+  try {
+    const outcome = await run(sink, signal);
+    ctx.metrics.generation(outcome.done.usage, outcome.timings);
+    return outcome;
+  } finally {
+    ctx.metrics.generationsInFlight--;
+  }
+}
+
+export async function streamGeneration(
+  ctx: ServerContext,
+  reply: FastifyReply,
+  protocol: Protocol,
+  encoder: StreamEncoder,
+  run: GenerationRun,
+  filter: ToolCallFilterOptions = {},
+): Promise<void> {
+  const signal = ctx.requestSignal(reply);
+  const sse = new SseStream(reply);
+  const start = (s: GenerationStart) => {
+    if (!sse.isOpen) sse.write(encoder.open(s));
+  };
+  const push = filtered((ev) => {
+    start(NO_START);
+    sse.write(encoder.push(ev));
+  }, filter);
+  try {
+    const { done } = await tracked(ctx, run, { start, push }, signal);
+    if (signal.aborted && signal.reason instanceof ClientGoneError) return;
+    start({ promptTokens: done.usage.promptTokens, cachedTokens: done.usage.cachedTokens });
+    if (done.finishReason === 'abort') {
+      sse.write(encoder.error(errorBody(protocol, new GenerationCancelledError())));
+    } else {
+      sse.write(encoder.finish(done));
+    }
+  } catch (err) {
+    if (signal.aborted && signal.reason instanceof ClientGoneError) {
+      if (!sse.isOpen) reply.hijack();
+      return;
+    }
+    if (!sse.isOpen) throw err;
+    const { error, internal } = toKilnError(err, 0);
+    if (internal) ctx.logger.error('generation failed mid-stream', { error: String((err as Error)?.stack ?? err) });
+    sse.write(encoder.error(errorBody(protocol, error)));
+  } finally {
+    sse.end();
+  }
+}
+
+/**
+ * Runs the generation to the end and hands every (filtered) event to `onEvent`. Returns null when
+ * the client left (nothing should be sent).
+ */
+export async function collectGeneration(
+  ctx: ServerContext,
+  reply: FastifyReply,
+  run: GenerationRun,
+  onEvent: (ev: ToolCallEvent) => void,
+  filter: ToolCallFilterOptions = {},
+): Promise<GenerationOutcome | null> {
+  const signal = ctx.requestSignal(reply);
+  try {
+    const outcome = await tracked(ctx, run, { start() {}, push: filtered(onEvent, filter) }, signal);
+    if (signal.aborted && signal.reason instanceof ClientGoneError) {
+      reply.hijack();
+      return null;
+    }
+    if (outcome.done.finishReason === 'abort') throw new GenerationCancelledError();
+    return outcome;
+  } catch (err) {
+    if (signal.aborted && signal.reason instanceof ClientGoneError) {
+      reply.hijack();
+      return null;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,81 @@
+// The OpenAI Chat Completions streaming encoder: events -> `chat.completion.chunk` SSE frames, as
+// OpenAI documents them. The role chunk opens; content, reasoning_content and tool_calls deltas
+// follow (a call's first delta carries its id, type and name with empty arguments, then argument
+// fragments); the last choice chunk carries finish_reason, then an optional usage chunk, then
+// `data: [DONE]`.
+import type { Usage } from '../generate/generate.js';
+import { type GenerationDone, type GenerationStart, type StreamEncoder, type ToolCallEvent, sseData } from './generation-events.js';
+
+export interface OpenAIChatEncoderOptions {
+  id: string;
+  model: string;
+  created: number;
+  /** stream_options.include_usage: every chunk has `usage: null` and a last chunk carries it. */
+  includeUsage: boolean;
+}
+
+export type OpenAIFinishReason = 'stop' | 'length' | 'tool_calls';
+
+export function openAIUsage(u: Usage): object {
+  return {
+    prompt_tokens: u.promptTokens,
+    completion_tokens: u.completionTokens,
+    total_tokens: u.promptTokens + u.completionTokens,
+    prompt_tokens_details: { cached_tokens: u.cachedTokens },
+  };
+}
+
+/** `tool_calls` only when a confirmed call reached the client. */
+export function openAIFinishReason(done: GenerationDone, callsSent: number): OpenAIFinishReason {
+  if (callsSent > 0) return 'tool_calls';
+  return done.finishReason === 'length' ? 'length' : 'stop';
+}
+
+export class OpenAIChatEncoder implements StreamEncoder {
+  // Every chunk shares its envelope; only the delta changes, so the envelope is built once.
+  private readonly head: string;
+  private readonly usageNull: string;
+  private callsEnded = 0;
+
+  constructor(opts: OpenAIChatEncoderOptions) {
+    this.head = `{"id":${JSON.stringify(opts.id)},"object":"chat.completion.chunk","created":${opts.created},"model":${JSON.stringify(opts.model)},"system_fingerprint":null,"choices":`;
+    this.usageNull = opts.includeUsage ? ',"usage":null' : '';
+  }
+
+  open(_start: GenerationStart): string {
+    return this.chunk('{"role":"assistant","content":""}');
+  }
+
+  push(ev: ToolCallEvent): string {
+    switch (ev.type) {
+      case 'content':
+        return this.chunk(`{"content":${JSON.stringify(ev.text)}}`);
+      case 'reasoning':
+        return this.chunk(`{"reasoning_content":${JSON.stringify(ev.text)}}`);
+      case 'tool_call_start':
+        return this.chunk(
+          `{"tool_calls":[{"index":${ev.index},"id":${JSON.stringify(ev.id)},"type":"function","function":{"name":${JSON.stringify(ev.name)},"arguments":""}}]}`,
+        );
+      case 'tool_call_arguments':
+        return this.chunk(`{"tool_calls":[{"index":${ev.index},"function":{"arguments":${JSON.stringify(ev.delta)}}}]}`);
+      case 'tool_call_end':
+        this.callsEnded++;
+        return '';
+    }
+  }
+
+  finish(done: GenerationDone): string {
+    const reason = openAIFinishReason(done, this.callsEnded);
+    let out = sseData(`${this.head}[{"index":0,"delta":{},"logprobs":null,"finish_reason":"${reason}"}]${this.usageNull}}`);
+    if (this.usageNull) out += sseData(`${this.head}[],"usage":${JSON.stringify(openAIUsage(done.usage))}}`);
+    return out + 'data: [DONE]\n\n';
+  }
+
+  error(body: object): string {
+    return sseData(JSON.stringify(body)) + 'data: [DONE]\n\n';
+  }
+
+  private chunk(delta: string): string {
+    return sseData(`${this.head}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]${this.usageNull}}`);
+  }
+}

@@ -1,0 +1,92 @@
+// What every route shares: the runtime, the served model's name, metrics, the Responses store,
+// the logger, and the server-wide cancel signal used by graceful shutdown.
+import type { FastifyReply } from 'fastify';
+import type { FinishReason, Timings, Usage } from '../generate/generate.js';
+import type { CompleteOptions, CompleteResult, RuntimeInfo } from '../runtime/runtime.js';
+import type { SamplingOptions } from '../sampling/sampling-options.js';
+import type { OpenAITool, ToolCallEvent, ToolCallLogger } from '../tool-calls/types.js';
+import type { ChatMessageIn, ChatToolChoice } from './chat-request.js';
+import { GenerationCancelledError, ModelNotFoundError } from './errors.js';
+import { Metrics } from './metrics.js';
+import { ResponsesStore } from './responses-store.js';
+
+export interface ChatStreamOptions extends SamplingOptions {
+  messages: ChatMessageIn[];
+  tools: OpenAITool[];
+  toolChoice: ChatToolChoice;
+  parallelToolCalls: boolean;
+  maxTokens: number;
+  stop: string[];
+  signal: AbortSignal;
+  enableThinking?: boolean;
+}
+
+export type ChatStreamEvent =
+  | ToolCallEvent
+  | { type: 'start'; promptTokens: number; cachedTokens: number }
+  | { type: 'done'; finishReason: FinishReason; usage: Usage; timings: Timings };
+
+/** The part of Runtime the server uses. */
+export interface ServedRuntime {
+  readonly info: RuntimeInfo;
+  readonly tokenizer: { readonly vocabSize: number };
+  complete(options: CompleteOptions): Promise<CompleteResult>;
+  chatStream(options: ChatStreamOptions): AsyncIterable<ChatStreamEvent>;
+  tokenize(text: string, opts?: { addBos?: boolean; parseSpecial?: boolean }): number[];
+  detokenize(ids: ArrayLike<number>): string;
+}
+
+export interface ServerLogger extends ToolCallLogger {
+  info(msg: string, fields?: object): void;
+}
+
+export class ClientGoneError extends Error {
+  constructor() {
+    super('the client closed the connection');
+  }
+}
+
+export class ServerContext {
+  readonly metrics: Metrics;
+  readonly store: ResponsesStore;
+  /** Aborted when shutdown stops waiting for in-flight generations. */
+  private readonly cancelAll = new AbortController();
+  private readonly created = Math.floor(Date.now() / 1000);
+  draining = false;
+
+  constructor(
+    readonly runtime: ServedRuntime,
+    readonly modelId: string,
+    readonly logger: ServerLogger,
+    responsesStoreSize: number,
+  ) {
+    this.metrics = new Metrics(runtime.info.slots);
+    this.store = new ResponsesStore(responsesStoreSize);
+  }
+
+  get modelCreated(): number {
+    return this.created;
+  }
+
+  /** Unknown models are a 404: one server serves one model. */
+  checkModel(model: string): void {
+    if (model !== this.modelId) throw new ModelNotFoundError(model, this.modelId);
+  }
+
+  /**
+   * Aborted when the client goes away before the response is complete (its reason a
+   * ClientGoneError) or when shutdown cancels generations (a GenerationCancelledError).
+   */
+  requestSignal(reply: FastifyReply): AbortSignal {
+    const client = new AbortController();
+    const res = reply.raw;
+    res.once('close', () => {
+      if (!res.writableFinished) client.abort(new ClientGoneError());
+    });
+    return AbortSignal.any([client.signal, this.cancelAll.signal]);
+  }
+
+  cancelGenerations(): void {
+    this.cancelAll.abort(new GenerationCancelledError());
+  }
+}
