@@ -4,9 +4,13 @@
 // decided is ever revised, so the same text gives the same result in any chunking; text that is
 // still undecided (a partial marker, a call that has not proved itself) is all it holds.
 import { isMistralCallId } from './call-id.js';
-import { MAX_CALLS, MAX_HELD_CHARS, MAX_ID_BYTES, MAX_NAME_BYTES } from './limits.js';
+import { isJsonWhitespace } from './json-value-scanner.js';
+import { exceedsBytes, MAX_CALLS, MAX_HELD_CHARS, MAX_ID_BYTES, MAX_NAME_BYTES } from './limits.js';
+import { matchMarker, NO_MATCH, PARTIAL } from './match-marker.js';
 import { ToolCallCapError, type ScannerSink } from './scanner-sink.js';
+import { SpanText } from './span-text.js';
 import type { ToolSet } from './tool-set.js';
+import { TriggerFinder } from './trigger-finder.js';
 import type { ToolCallFormat } from './types.js';
 
 export interface ScannerOptions {
@@ -30,70 +34,25 @@ const enum Mode {
 const THINK_OPEN = '<think>';
 const THINK_CLOSE = '</think>';
 
-/** Result of looking for a marker at a position. */
-export const NO_MATCH = -1;
-export const PARTIAL = -2;
-
-/** Which of `markers` starts at text[j]: its index, PARTIAL if text ends inside one, or NO_MATCH. */
-export function matchMarker(text: string, j: number, n: number, markers: readonly string[]): number {
-  let partial = false;
-  for (let k = 0; k < markers.length; k++) {
-    const m = markers[k]!;
-    const len = Math.min(m.length, n - j);
-    let p = 0;
-    while (p < len && text.charCodeAt(j + p) === m.charCodeAt(p)) p++;
-    if (p === m.length) return k;
-    if (p === len) partial = true;
-  }
-  return partial ? PARTIAL : NO_MATCH;
-}
-
-export function isWs(c: number): boolean {
-  return c === 32 || c === 10 || c === 13 || c === 9;
-}
-
-export function utf8Length(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x80) n += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1;
-  }
-  return n;
-}
-
 export abstract class FormatScanner {
   protected readonly tools: ToolSet;
   protected readonly streaming: boolean;
   private readonly format: ToolCallFormat;
   private readonly mintId: (format: ToolCallFormat) => string;
-  /** Openers of a call span recognised in content, in priority order after the think markers. */
+  /** The think markers, then the subclass's span openers. */
   private readonly markers: readonly string[];
-  private readonly triggers: string;
-  /** For each ASCII code: 1 if a marker starts with it. Every marker starts with ASCII. */
-  private readonly isTrigger = new Uint8Array(128);
-  /** For each ASCII code: 1 if it is the second character of a marker. */
-  private readonly isSecond = new Uint8Array(128);
+  private readonly triggers: TriggerFinder;
 
   private mode: Mode;
+  /** Unconsumed text from the last push: a partial marker, a trailing high surrogate. */
   private carry = '';
   private stalled = false;
   private sawThinkOpen = false;
   private reportedStray = false;
   private readonly usedIds = new Set<string>();
   private callCount = 0;
-  // Where each trigger character next occurs in the current text (-1: nowhere, -2: unknown), so a
-  // text full of one trigger never rescans for another.
-  private textGen = 0;
-  private trigGen = -1;
-  private readonly trigPos: number[];
 
-  // The span being read: its text so far (until it is known to be a call or content), as pieces
-  // plus a range of the current text not sliced yet (a whole-text parse slices each span once).
-  private readonly parts: string[] = [];
-  private partsLength = 0;
-  private rangeText: string | null = null;
-  private rangeFrom = 0;
-  private rangeTo = 0;
+  private readonly spanText = new SpanText();
   /** Start of the text of the current span step not yet kept. */
   protected stepStart = 0;
   /** The span is known not to be a call: its text goes straight to content. */
@@ -106,21 +65,16 @@ export abstract class FormatScanner {
   constructor(
     protected readonly sink: ScannerSink,
     opts: ScannerOptions,
-    markers: readonly string[],
+    openers: readonly string[],
   ) {
     this.tools = opts.tools;
     this.streaming = opts.streaming;
     this.format = opts.format;
     this.mintId = opts.mintId;
-    this.markers = [THINK_OPEN, THINK_CLOSE, ...markers];
-    this.triggers = [...new Set(this.markers.map((m) => m[0]!))].join('');
-    this.trigPos = new Array<number>(this.triggers.length).fill(-2);
-    for (const m of this.markers) {
-      this.isTrigger[m.charCodeAt(0)] = 1;
-      this.isSecond[m.charCodeAt(1)] = 1;
-    }
+    this.markers = [THINK_OPEN, THINK_CLOSE, ...openers];
+    this.triggers = new TriggerFinder(this.markers);
     this.mode = opts.startsInReasoning ? Mode.Think : Mode.Content;
-    if (opts.startsInReasoning) this.sawThinkOpen = true;
+    this.sawThinkOpen = opts.startsInReasoning;
   }
 
   feed(chunk: string): void {
@@ -151,15 +105,15 @@ export abstract class FormatScanner {
   protected abstract spanStep(text: string, i: number, n: number, eof: boolean): number;
   /** End of output inside a span: confirm the call if its syntax is complete, else failSpan. */
   protected abstract spanEof(): void;
-  /** A marker (index into the subclass's list) opened a span at text[j..i). */
-  protected abstract openSpan(marker: number): void;
+  /** One of the subclass's openers (its index) began a span. */
+  protected abstract openSpan(opener: number): void;
   /** Called where content scanning (re)starts; llama3_json opens bare-JSON calls here. */
-  protected atContentStart(text: string, i: number, _n: number): number {
+  protected atContentStart(_text: string, i: number, _n: number): number {
     return i;
   }
 
   private run(text: string, i: number, n: number, eof: boolean): number {
-    this.textGen++;
+    this.triggers.reset();
     while (i < n) {
       const before = i;
       const mode = this.mode;
@@ -183,19 +137,10 @@ export abstract class FormatScanner {
     i = this.atContentStart(text, i, n);
     if (this.mode !== Mode.Content) return i;
     let from = i;
-    const triggers = this.triggers;
     while (i < n) {
-      const j = this.nextTrigger(text, i, n, triggers);
+      const j = this.triggers.next(text, i, n);
       if (j < 0) break;
-      // Most triggers in text are not markers: rule those out on the next character.
-      if (j + 1 < n) {
-        const c2 = text.charCodeAt(j + 1);
-        if (c2 >= 128 || this.isSecond[c2] === 0) {
-          i = j + 1;
-          continue;
-        }
-      }
-      const m = matchMarker(text, j, n, this.markers);
+      const m = this.triggers.mayOpen(text, j, n) ? matchMarker(text, j, n, this.markers) : NO_MATCH;
       if (m === NO_MATCH || (m === PARTIAL && eof)) {
         i = j + 1;
         continue;
@@ -219,41 +164,13 @@ export abstract class FormatScanner {
         i = end;
         continue;
       }
-      this.beginSpan(text, j);
+      this.beginSpan(j);
       this.keepSpan(text, end);
       this.openSpan(m - 2);
       return end;
     }
     this.emitContent(text, from, n);
     return n;
-  }
-
-  /** The next character that could open a marker; each trigger's position is remembered per text. */
-  private nextTrigger(text: string, i: number, n: number, triggers: string): number {
-    if (triggers.length === 1) {
-      const j = text.indexOf(triggers, i);
-      return j < n ? j : -1;
-    }
-    // A token's worth of text, or a trigger close by: one pass beats an indexOf per trigger.
-    const table = this.isTrigger;
-    const near = Math.min(n, i + 32);
-    for (let j = i; j < near; j++) {
-      const c = text.charCodeAt(j);
-      if (c < 128 && table[c] === 1) return j;
-    }
-    if (near === n) return -1;
-    i = near;
-    if (this.trigGen !== this.textGen) {
-      this.trigGen = this.textGen;
-      this.trigPos.fill(-2);
-    }
-    let best = -1;
-    for (let k = 0; k < triggers.length; k++) {
-      let j = this.trigPos[k]!;
-      if (j !== -1 && j < i) this.trigPos[k] = j = text.indexOf(triggers[k]!, i);
-      if (j >= 0 && j < n && (best < 0 || j < best)) best = j;
-    }
-    return best;
   }
 
   private scanThink(text: string, i: number, n: number, eof: boolean): number {
@@ -267,7 +184,7 @@ export abstract class FormatScanner {
     let hold = n;
     if (!eof) {
       for (let j = Math.max(i, n - THINK_CLOSE.length + 1); j < n; j++) {
-        if (text.charCodeAt(j) === 60 && THINK_CLOSE.startsWith(text.slice(j, n))) {
+        if (text.charCodeAt(j) === 60 && matchMarker(text, j, n, [THINK_CLOSE]) === PARTIAL) {
           hold = j;
           break;
         }
@@ -281,7 +198,7 @@ export abstract class FormatScanner {
     if (to <= from) return;
     if (this.candidate) {
       for (let k = from; k < to; k++) {
-        if (!isWs(text.charCodeAt(k))) {
+        if (!isJsonWhitespace(text.charCodeAt(k))) {
           this.candidate = false;
           break;
         }
@@ -298,10 +215,10 @@ export abstract class FormatScanner {
 
   // ---- spans ----
 
-  /** Opens a span at text[at]; `at` is where its text begins. */
-  protected beginSpan(_text: string, at: number): void {
+  /** Opens a span whose text begins at `at` of the current text. */
+  protected beginSpan(at: number): void {
     this.mode = Mode.Span;
-    this.clearSpanText();
+    this.spanText.clear();
     this.spanIsContent = false;
     this.started = false;
     this.stepStart = at;
@@ -315,29 +232,9 @@ export abstract class FormatScanner {
     if (this.spanIsContent) {
       this.sink.content(text.slice(from, to));
     } else if (!this.started || !this.streaming) {
-      if (this.rangeText === text && this.rangeTo === from) {
-        this.rangeTo = to;
-      } else {
-        this.flushRange();
-        this.rangeText = text;
-        this.rangeFrom = from;
-        this.rangeTo = to;
-      }
-      this.partsLength += to - from;
-      if (this.streaming && this.partsLength > MAX_HELD_CHARS) throw new ToolCallCapError('held text');
+      this.spanText.keep(text, from, to);
+      this.checkHeld(this.spanText.length);
     }
-  }
-
-  private flushRange(): void {
-    if (this.rangeText === null) return;
-    this.parts.push(this.rangeText.slice(this.rangeFrom, this.rangeTo));
-    this.rangeText = null;
-  }
-
-  private clearSpanText(): void {
-    this.parts.length = 0;
-    this.partsLength = 0;
-    this.rangeText = null;
   }
 
   /** The span ended well at `at` (a confirmed call, a not-a-call sent as content, or syntax). */
@@ -350,7 +247,7 @@ export abstract class FormatScanner {
   protected failSpan(text: string, at: number): void {
     this.keepSpan(text, at);
     if (this.started) this.sink.abandon();
-    if (!this.spanIsContent && this.partsLength > 0) this.emitSpanContent();
+    if (!this.spanIsContent && this.spanText.length > 0) this.sink.content(this.spanText.take());
     this.closeSpan();
   }
 
@@ -362,8 +259,7 @@ export abstract class FormatScanner {
     if (this.spanIsContent) return;
     this.keepSpan(text, at);
     if (this.started) this.sink.abandon();
-    if (this.partsLength > 0) this.emitSpanContent();
-    this.clearSpanText();
+    if (this.spanText.length > 0) this.sink.content(this.spanText.take());
     this.spanIsContent = true;
     this.started = false;
   }
@@ -371,16 +267,11 @@ export abstract class FormatScanner {
   /** Ends this span and opens the next one at `at` (Mistral's list: the next element). */
   protected restartSpan(text: string, at: number): void {
     this.finishSpan(text, at);
-    this.beginSpan(text, at);
-  }
-
-  private emitSpanContent(): void {
-    this.flushRange();
-    this.sink.content(this.parts.length === 1 ? this.parts[0]! : this.parts.join(''));
+    this.beginSpan(at);
   }
 
   private closeSpan(): void {
-    this.clearSpanText();
+    this.spanText.clear();
     this.spanIsContent = false;
     this.started = false;
     this.mode = Mode.Content;
@@ -396,15 +287,20 @@ export abstract class FormatScanner {
   protected startCall(name: string, modelId: string | null): void {
     if (this.streaming && ++this.callCount > MAX_CALLS) throw new ToolCallCapError('calls');
     let id: string;
-    if (modelId !== null && isMistralCallId(modelId) && !this.usedIds.has(modelId)) id = modelId;
-    else {
-      do id = this.mintId(this.format);
-      while (this.usedIds.has(id));
+    if (this.format !== 'mistral') {
+      // Only Mistral models write ids; a minted id is 24 random characters, so no repeat check.
+      id = this.mintId(this.format);
+    } else {
+      if (modelId !== null && isMistralCallId(modelId) && !this.usedIds.has(modelId)) id = modelId;
+      else {
+        do id = this.mintId(this.format);
+        while (this.usedIds.has(id));
+      }
+      this.usedIds.add(id);
     }
-    this.usedIds.add(id);
     this.started = true;
     this.sink.start(name, id);
-    if (this.streaming) this.clearSpanText();
+    if (this.streaming) this.spanText.clear();
   }
 
   /** The started call is complete and valid; `tail` is the held end of its arguments. */
@@ -414,12 +310,14 @@ export abstract class FormatScanner {
     this.started = false;
   }
 
+  // ---- caps (streaming only) ----
+
   protected checkNameText(s: string): void {
-    if (this.streaming && s.length > MAX_NAME_BYTES / 3 && utf8Length(s) > MAX_NAME_BYTES) throw new ToolCallCapError('name');
+    if (this.streaming && exceedsBytes(s, MAX_NAME_BYTES)) throw new ToolCallCapError('name');
   }
 
   protected checkIdText(s: string): void {
-    if (this.streaming && s.length > MAX_ID_BYTES / 3 && utf8Length(s) > MAX_ID_BYTES) throw new ToolCallCapError('id');
+    if (this.streaming && exceedsBytes(s, MAX_ID_BYTES)) throw new ToolCallCapError('id');
   }
 
   protected checkHeld(length: number): void {

@@ -1,7 +1,9 @@
 // hermes (Hermes, Qwen2.5, Qwen3): `<tool_call>{"name": …, "arguments": {…}}</tool_call>`, with or
 // without whitespace around the JSON. A call is confirmed at `</tool_call>`, or at the end of the
 // output when only whitespace follows its object (generation stopped before the closer).
-import { matchMarker, isWs, NO_MATCH, PARTIAL, type ScannerOptions } from './format-scanner.js';
+import type { ScannerOptions } from './format-scanner.js';
+import { isJsonWhitespace } from './json-value-scanner.js';
+import { matchMarker, NO_MATCH, PARTIAL } from './match-marker.js';
 import { JsonCallScanner } from './json-call-scanner.js';
 import type { ScannerSink } from './scanner-sink.js';
 
@@ -27,7 +29,7 @@ export class HermesScanner extends JsonCallScanner {
     }
     while (i < n) {
       const c = text.charCodeAt(i);
-      if (isWs(c)) {
+      if (isJsonWhitespace(c)) {
         i++;
         continue;
       }

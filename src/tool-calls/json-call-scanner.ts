@@ -4,8 +4,8 @@
 // which is held until the format confirms the call. Keys other than the ones a call has, a wrong
 // value type or a duplicate key make the object "not a call": still read to its end (string-aware),
 // but as content. Text that is not JSON ends the span where it stops being JSON.
-import { FormatScanner, isWs, type ScannerOptions } from './format-scanner.js';
-import { JsonValueScanner } from './json-value-scanner.js';
+import { FormatScanner, type ScannerOptions } from './format-scanner.js';
+import { isJsonWhitespace, JsonValueScanner } from './json-value-scanner.js';
 import { MAX_ID_BYTES, MAX_NAME_BYTES } from './limits.js';
 import { ToolCallCapError, type ScannerSink } from './scanner-sink.js';
 
@@ -88,7 +88,7 @@ export abstract class JsonCallScanner extends FormatScanner {
       const c = text.charCodeAt(i);
       switch (this.rs) {
         case R.Open:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -98,7 +98,7 @@ export abstract class JsonCallScanner extends FormatScanner {
           continue;
         case R.KeyOrEnd:
         case R.Key:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -124,7 +124,7 @@ export abstract class JsonCallScanner extends FormatScanner {
           continue;
         }
         case R.Colon:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -133,7 +133,7 @@ export abstract class JsonCallScanner extends FormatScanner {
           i++;
           continue;
         case R.ValueStart:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -154,7 +154,7 @@ export abstract class JsonCallScanner extends FormatScanner {
           continue;
         }
         case R.Next:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }

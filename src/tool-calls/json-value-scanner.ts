@@ -29,7 +29,7 @@ const enum St {
 const OBJ = 0;
 const ARR = 1;
 
-function isWs(c: number): boolean {
+export function isJsonWhitespace(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
 
@@ -129,7 +129,7 @@ export class JsonValueScanner {
           continue;
         case St.Value:
         case St.ValueOrEnd:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -147,7 +147,7 @@ export class JsonValueScanner {
           continue;
         case St.KeyOrEnd:
         case St.Key:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -167,7 +167,7 @@ export class JsonValueScanner {
           this.st = St.Error;
           return i;
         case St.Colon:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -180,7 +180,7 @@ export class JsonValueScanner {
           continue;
         case St.ObjNext:
         case St.ArrNext:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -349,7 +349,7 @@ export class JsonValueScanner {
   private endNumber(c: number): boolean {
     this.st = this.afterValue();
     if (this.st === St.Done) return true;
-    if (isWs(c) || c === 44 || c === 125 || c === 93) return true;
+    if (isJsonWhitespace(c) || c === 44 || c === 125 || c === 93) return true;
     this.st = St.Error;
     return false;
   }
@@ -379,6 +379,6 @@ export function isJsonValue(text: string, scanner = new JsonValueScanner()): boo
     scanner.end();
     if (!scanner.done) return false;
   }
-  for (; i < text.length; i++) if (!isWs(text.charCodeAt(i))) return false;
+  for (; i < text.length; i++) if (!isJsonWhitespace(text.charCodeAt(i))) return false;
   return true;
 }

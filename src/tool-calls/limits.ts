@@ -12,3 +12,16 @@ export const MAX_HELD_CHARS = 1 << 20;
 export const MAX_CALLS = 1024;
 /** Parameters in one qwen3_coder call. */
 export const MAX_PARAMETERS = 1024;
+
+/** True when `s` is longer than `max` bytes in UTF-8 (counted only when it could be). */
+export function exceedsBytes(s: string, max: number): boolean {
+  if (s.length * 3 <= max) return false;
+  if (s.length > max) return true;
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // A surrogate pair is 4 bytes: 2 for each half.
+    bytes += c < 0x80 ? 1 : c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 2 : 3;
+  }
+  return bytes > max;
+}

@@ -2,7 +2,8 @@
 // output or after `<|python_tag|>`; more calls may follow, separated by `;` or whitespace. A bare
 // `{` opens a call only where one may start: before any other content (thinking aside) or right
 // after a call. A call is confirmed at its object's closing `}`.
-import { isWs, type ScannerOptions } from './format-scanner.js';
+import type { ScannerOptions } from './format-scanner.js';
+import { isJsonWhitespace } from './json-value-scanner.js';
 import { JsonCallScanner } from './json-call-scanner.js';
 import type { ScannerSink } from './scanner-sink.js';
 
@@ -19,7 +20,7 @@ export class Llama3JsonScanner extends JsonCallScanner {
     let from = i;
     while (this.candidate && i < n) {
       const c = text.charCodeAt(i);
-      if (isWs(c)) {
+      if (isJsonWhitespace(c)) {
         i++;
         continue;
       }
@@ -31,7 +32,7 @@ export class Llama3JsonScanner extends JsonCallScanner {
       }
       if (c === 123) {
         this.emitContent(text, from, i);
-        this.beginSpan(text, i);
+        this.beginSpan(i);
         this.beginObject(false);
         return i;
       }

@@ -3,7 +3,9 @@
 // In the newer form the name ends at `[CALL_ID]` or `[ARGS]` and the call starts once its id is
 // known, at `[ARGS]`; each call is confirmed at its arguments' closing `}`. In the list form each
 // element is its own call, confirmed at its `}`; an element that is not a call is content.
-import { isWs, matchMarker, PARTIAL, type ScannerOptions } from './format-scanner.js';
+import type { ScannerOptions } from './format-scanner.js';
+import { isJsonWhitespace } from './json-value-scanner.js';
+import { matchMarker, PARTIAL } from './match-marker.js';
 import { JsonCallScanner } from './json-call-scanner.js';
 import { JsonValueScanner } from './json-value-scanner.js';
 import type { ScannerSink } from './scanner-sink.js';
@@ -50,7 +52,7 @@ export class MistralScanner extends JsonCallScanner {
       const c = text.charCodeAt(i);
       switch (this.ms) {
         case M.AfterMarker:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -87,7 +89,7 @@ export class MistralScanner extends JsonCallScanner {
           continue;
         }
         case M.ArgsStart:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -109,7 +111,7 @@ export class MistralScanner extends JsonCallScanner {
         }
         case M.ListStart:
         case M.ElementStart:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -132,7 +134,7 @@ export class MistralScanner extends JsonCallScanner {
           this.ms = M.ListNext;
           continue;
         case M.ListNext:
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }

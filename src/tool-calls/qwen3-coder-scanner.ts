@@ -5,7 +5,9 @@
 // value, and a `</parameter>` inside a value (code!) ends it only when the next non-space text is
 // structural: `<parameter=`, `</function>`, `</tool_call>`, or the end of the output.
 import { escapeJsonString } from './escape-json-string.js';
-import { FormatScanner, isWs, matchMarker, PARTIAL, type ScannerOptions } from './format-scanner.js';
+import { FormatScanner, type ScannerOptions } from './format-scanner.js';
+import { isJsonWhitespace } from './json-value-scanner.js';
+import { matchMarker, NO_MATCH, PARTIAL } from './match-marker.js';
 import { MAX_PARAMETERS } from './limits.js';
 import { ToolCallCapError, type ScannerSink } from './scanner-sink.js';
 import type { ParamType } from './tool-set.js';
@@ -63,7 +65,7 @@ export class Qwen3CoderScanner extends FormatScanner {
       const c = text.charCodeAt(i);
       switch (this.qs) {
         case Q.Open: {
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             i++;
             continue;
           }
@@ -95,9 +97,9 @@ export class Qwen3CoderScanner extends FormatScanner {
         case Q.Body:
         case Q.Close:
         case Q.AfterFunction: {
-          if (isWs(c)) {
+          if (isJsonWhitespace(c)) {
             let j = i + 1;
-            while (j < n && isWs(text.charCodeAt(j))) j++;
+            while (j < n && isJsonWhitespace(text.charCodeAt(j))) j++;
             if (this.qs === Q.Close) {
               this.closeHold.push(text.slice(i, j));
               this.closeHoldLength += j - i;
@@ -136,20 +138,26 @@ export class Qwen3CoderScanner extends FormatScanner {
           this.qs = Q.Value;
           continue;
         case Q.Value: {
-          const j = text.indexOf('<', i);
-          const to = j < 0 || j >= n ? n : j;
-          this.valueText(text.slice(i, to));
-          if (to === n) return n;
-          const m = matchMarker(text, to, n, END_VALUE);
-          if (m === PARTIAL && !eof) return this.stall(to);
-          if (m === 0) {
+          // Value text runs to the next `</parameter>`; other `<` are part of it.
+          let k = i;
+          for (;;) {
+            const j = text.indexOf('<', k);
+            if (j < 0 || j >= n) {
+              this.valueText(text.slice(i, n));
+              return n;
+            }
+            const m = matchMarker(text, j, n, END_VALUE);
+            if (m === NO_MATCH || (m === PARTIAL && eof)) {
+              k = j + 1;
+              continue;
+            }
+            this.valueText(text.slice(i, j));
+            if (m === PARTIAL) return this.stall(j);
             this.closeHold = [END_VALUE[0]!];
             this.closeHoldLength = END_VALUE[0]!.length;
             this.qs = Q.Close;
-            i = to + END_VALUE[0]!.length;
-          } else {
-            this.valueText('<');
-            i = to + 1;
+            i = j + END_VALUE[0]!.length;
+            break;
           }
           continue;
         }
