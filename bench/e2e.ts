@@ -1,0 +1,260 @@
+// `npm run bench -- e2e [--model FILE|SHAPE:TYPE,...] [--threads N] [--runs 5] [--vs llama.cpp]
+//   [--prompt 512] [--generate 128] [--kv f16|f32] [--flash-attn auto|on|off] [--models-dir DIR]`:
+// prefill tok/s (a 512-token prompt in one batch) and decode tok/s (128 tokens, at context depth
+// 512 after that prompt and at depth 0), the median of --runs runs after one warm-up, with the
+// peak RSS of each engine during decode. With --vs llama.cpp the same file runs through
+// node-llama-cpp 3.21.1 (prebuilt AVX2 CPU binary, installed on demand into .cache/llama-oracle)
+// in the same invocation, alternating kiln and llama.cpp run by run so that both see the same
+// machine noise. Each engine is its own child process (bench/e2e-engine.ts), so RSS is its own.
+// Without --model: the four rows of issue 7 (TinyLlama-1.1B Q4_0/Q8_0/F16, Qwen2.5-0.5B Q8_0),
+// written by bench/models.ts first if missing.
+// Output: a table on the terminal (progress on stderr), bench/results/e2e-<time>.json and .svg.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { GgmlType } from '../src/gguf/ggml-type.js';
+import { openGguf } from '../src/gguf/open-gguf.js';
+import { barChart } from './e2e-chart.js';
+import { type EngineOptions, LLAMA_PACKAGE_ENTRY, type RunRequest, type RunResult } from './e2e-engine.js';
+import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median } from './machine.js';
+import { DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO_ROOT = join(HERE, '..', '..');
+const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
+const DEFAULT_MODELS = ['tinyllama:q4_0', 'tinyllama:q8_0', 'tinyllama:f16', 'qwen2:q8_0'];
+type EngineName = EngineOptions['engine'];
+
+/** A running engine process and its reply queue. */
+class EngineProcess {
+  private readonly replies: Array<(line: string) => void> = [];
+  private readonly lines: string[] = [];
+  private exited: string | null = null;
+
+  private constructor(readonly name: EngineName, private readonly child: ChildProcess) {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const waiter = this.replies.shift();
+      if (waiter) waiter(line);
+      else this.lines.push(line);
+    });
+    child.on('exit', (code, signal) => {
+      this.exited = `the ${name} engine exited (${signal ?? `code ${code}`})`;
+      for (const w of this.replies.splice(0)) w(JSON.stringify({ ok: false, ready: false, error: this.exited }));
+    });
+  }
+
+  static async start(options: EngineOptions): Promise<EngineProcess> {
+    const child = spawn(process.execPath, [join(HERE, 'e2e-engine.js'), JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const engine = new EngineProcess(options.engine, child);
+    const ready = JSON.parse(await engine.next()) as { ready: boolean; loadMs?: number; error?: string };
+    if (!ready.ready) {
+      engine.stop();
+      throw new Error(`${options.engine} could not load ${options.model}: ${ready.error}`);
+    }
+    return engine;
+  }
+
+  private next(): Promise<string> {
+    const line = this.lines.shift();
+    if (line !== undefined) return Promise.resolve(line);
+    if (this.exited) return Promise.resolve(JSON.stringify({ ok: false, ready: false, error: this.exited }));
+    return new Promise((resolve) => this.replies.push(resolve));
+  }
+
+  async run(req: RunRequest): Promise<RunResult> {
+    this.child.stdin!.write(JSON.stringify(req) + '\n');
+    const reply = JSON.parse(await this.next()) as { ok: boolean; result?: RunResult; error?: string };
+    if (!reply.ok) throw new Error(`${this.name}: ${reply.error}`);
+    return reply.result!;
+  }
+
+  stop(): void {
+    this.child.stdin!.end();
+    this.child.kill();
+  }
+}
+
+interface Rates {
+  prefill: number;
+  decodeShallow: number;
+  decodeDeep: number;
+  peakRssMiB: number;
+}
+
+interface EngineSummary {
+  engine: EngineName;
+  /** Medians over the measured runs. */
+  median: Rates;
+  /** The fastest run of each rate: on a shared machine, the closest to an unloaded one. */
+  best: Omit<Rates, 'peakRssMiB'>;
+  /** (max - min) / median of each rate, the run-to-run spread. */
+  spread: Omit<Rates, 'peakRssMiB'>;
+  runs: Rates[];
+}
+
+interface ModelSummary {
+  model: string;
+  file: string;
+  /** Weight bytes one decode step reads (every matrix but the embedding table, unless tied). */
+  bytesPerToken: number;
+  engines: EngineSummary[];
+}
+
+function rates(r: RunResult): Rates {
+  return {
+    prefill: (r.prefill.tokens / r.prefill.ms) * 1000,
+    decodeShallow: (r.decodeShallow.tokens / r.decodeShallow.ms) * 1000,
+    decodeDeep: (r.decodeDeep.tokens / r.decodeDeep.ms) * 1000,
+    peakRssMiB: Math.max(r.decodeShallow.peakRssBytes, r.decodeDeep.peakRssBytes) / 2 ** 20,
+  };
+}
+
+function summarize(engine: EngineName, runs: Rates[]): EngineSummary {
+  const pick = (k: keyof Rates) => runs.map((r) => r[k]);
+  const med = (k: keyof Rates) => median(pick(k));
+  const spread = (k: keyof Rates) => (Math.max(...pick(k)) - Math.min(...pick(k))) / med(k);
+  return {
+    engine,
+    median: { prefill: med('prefill'), decodeShallow: med('decodeShallow'), decodeDeep: med('decodeDeep'), peakRssMiB: med('peakRssMiB') },
+    best: { prefill: Math.max(...pick('prefill')), decodeShallow: Math.max(...pick('decodeShallow')), decodeDeep: Math.max(...pick('decodeDeep')) },
+    spread: { prefill: spread('prefill'), decodeShallow: spread('decodeShallow'), decodeDeep: spread('decodeDeep') },
+    runs,
+  };
+}
+
+function resolveModel(spec: string, modelsDir: string): { name: string; file: string } {
+  if (spec.endsWith('.gguf')) {
+    if (!existsSync(spec)) throw new Error(`model file ${spec} does not exist`);
+    return { name: basename(spec, '.gguf'), file: spec };
+  }
+  const [shapeKey, type] = spec.split(':');
+  const shape = SHAPES[shapeKey ?? ''];
+  if (!shape || !type) throw new Error(`--model takes FILE.gguf or SHAPE:TYPE (${Object.keys(SHAPES).join('|')}:f16|q8_0|q4_0|q4_k|q6_k), got '${spec}'`);
+  return { name: `${shape.title} ${type.toUpperCase()}`, file: ensureBenchModel(shape, type, { dir: modelsDir }) };
+}
+
+function bytesPerToken(file: string): number {
+  const { file: gguf } = openGguf(file);
+  const hasOutput = gguf.tensors.some((t) => t.name === 'output.weight');
+  return gguf.tensors
+    .filter((t) => t.dims.length >= 2 && t.dims[1]! > 1 && t.type !== GgmlType.F32 && (t.name !== 'token_embd.weight' || !hasOutput))
+    .reduce((n, t) => n + t.byteSize, 0);
+}
+
+function installLlamaCpp(): void {
+  if (existsSync(LLAMA_PACKAGE_ENTRY)) return;
+  process.stderr.write('installing node-llama-cpp 3.21.1 into .cache/llama-oracle ...\n');
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts', 'install-llama-oracle.mjs')], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('installing node-llama-cpp failed (see above)');
+}
+
+/** Distinct prompts per run: a first token that differs from every earlier run's, so no cache is reused. */
+function request(round: number, promptTokens: number, generate: number): RunRequest {
+  let s = 0x9e3779b9 ^ round;
+  const rand = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) | 0;
+    return (s >>> 8) % 20000;
+  };
+  const prompt = Array.from({ length: promptTokens }, () => 1000 + rand());
+  prompt[0] = 300 + 2 * round;
+  return { cmd: 'run', prompt, start: 301 + 2 * round, generate };
+}
+
+const fmt = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
+const pct = (v: number) => `${(100 * v).toFixed(0)}%`;
+
+export async function run(args: string[]): Promise<void> {
+  const threads = Number(argValue(args, '--threads') ?? 2);
+  const runs = Number(argValue(args, '--runs') ?? 5);
+  const promptTokens = Number(argValue(args, '--prompt') ?? 512);
+  const generate = Number(argValue(args, '--generate') ?? 128);
+  const kvCacheType = (argValue(args, '--kv') ?? 'f16') as 'f16' | 'f32';
+  const flashAttention = (argValue(args, '--flash-attn') ?? 'auto') as EngineOptions['flashAttention'];
+  const modelsDir = argValue(args, '--models-dir') ?? DEFAULT_MODEL_DIR;
+  const vs = argValue(args, '--vs');
+  if (vs !== undefined && vs !== 'llama.cpp') throw new Error(`--vs takes llama.cpp, got '${vs}'`);
+  const specs = argValue(args, '--model')?.split(',') ?? DEFAULT_MODELS;
+  const engines: EngineName[] = vs ? ['kiln', 'llama.cpp'] : ['kiln'];
+  if (vs) installLlamaCpp();
+
+  const machine = machineInfo();
+  process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
+  let limits = await measureLimits(threads, 1);
+  console.log(`${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
+    `${runs} runs after a warm-up${vs ? `, llama.cpp flash attention ${flashAttention}, alternating kiln / llama.cpp` : ''}`);
+
+  const summaries: ModelSummary[] = [];
+  for (const spec of specs) {
+    const { name, file } = resolveModel(spec, modelsDir);
+    const options = (engine: EngineName): EngineOptions => ({
+      engine, model: file, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType, flashAttention,
+    });
+    const procs: EngineProcess[] = [];
+    try {
+      for (const e of engines) procs.push(await EngineProcess.start(options(e)));
+      const results = new Map<EngineName, Rates[]>(engines.map((e) => [e, []]));
+      for (let round = 0; round <= runs; round++) {
+        const req = request(round, promptTokens, generate);
+        for (const p of procs) {
+          const r = rates(await p.run(req));
+          const label = round === 0 ? 'warm-up' : `run ${round}/${runs}`;
+          process.stderr.write(`${name} ${p.name.padEnd(9)} ${label.padEnd(9)} prefill ${fmt(r.prefill)} tok/s, decode@0 ${fmt(r.decodeShallow)}, decode@${promptTokens} ${fmt(r.decodeDeep)} tok/s, RSS ${fmt(r.peakRssMiB, 0)} MiB\n`);
+          if (round > 0) results.get(p.name)!.push(r);
+        }
+      }
+      summaries.push({ model: name, file, bytesPerToken: bytesPerToken(file), engines: engines.map((e) => summarize(e, results.get(e)!)) });
+    } finally {
+      for (const p of procs) p.stop();
+    }
+  }
+
+  // Measured again at the end and the better kept: a probe disturbed by other work reads low.
+  const again = await measureLimits(threads, 1);
+  limits = { threads, readGBs: Math.max(limits.readGBs, again.readGBs), fmaGFlops: Math.max(limits.fmaGFlops, again.fmaGFlops) };
+  console.log('\n' + describeMachine(machine, limits));
+  const header = ['model', 'engine', 'prefill tok/s', 'decode@0 tok/s', `decode@${promptTokens} tok/s`, 'peak RSS MiB', 'decode@0 of BW limit'];
+  const rows: string[][] = [];
+  for (const m of summaries) {
+    for (const e of m.engines) {
+      const x = e.median, s = e.spread;
+      rows.push([m.model, e.engine, `${fmt(x.prefill)} ±${pct(s.prefill / 2)}`, `${fmt(x.decodeShallow)} ±${pct(s.decodeShallow / 2)}`,
+        `${fmt(x.decodeDeep)} ±${pct(s.decodeDeep / 2)}`, fmt(x.peakRssMiB, 0), pct((x.decodeShallow * m.bytesPerToken) / 1e9 / limits.readGBs)]);
+    }
+    if (m.engines.length === 2) {
+      const [k, l] = [m.engines[0]!.median, m.engines[1]!.median];
+      rows.push([m.model, 'kiln / llama.cpp', `${fmt(k.prefill / l.prefill, 2)}x`, `${fmt(k.decodeShallow / l.decodeShallow, 2)}x`,
+        `${fmt(k.decodeDeep / l.decodeDeep, 2)}x`, `${fmt(k.peakRssMiB / l.peakRssMiB, 2)}x`, '']);
+      const [kb, lb] = [m.engines[0]!.best, m.engines[1]!.best];
+      rows.push([m.model, '  best / best', `${fmt(kb.prefill / lb.prefill, 2)}x`, `${fmt(kb.decodeShallow / lb.decodeShallow, 2)}x`,
+        `${fmt(kb.decodeDeep / lb.decodeDeep, 2)}x`, '', '']);
+    }
+  }
+  console.log('\n' + formatTable(header, rows));
+  console.log(`\nmedians of ${runs} runs; ± is half the run-to-run range; "best / best" compares each engine's fastest run.`);
+  console.log(`"of BW limit": decode@0 tok/s x weight bytes per token / ${limits.readGBs.toFixed(1)} GB/s measured read bandwidth.`);
+
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const json = join(RESULTS_DIR, `e2e-${stamp}.json`);
+  const settings = { threads, runs, promptTokens, generate, kvCacheType, flashAttention: vs ? flashAttention : undefined };
+  writeFileSync(json, JSON.stringify({ machine, limits, settings, models: summaries }, null, 2) + '\n');
+  const svg = join(RESULTS_DIR, `e2e-${stamp}.svg`);
+  const colors: Record<EngineName, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6' };
+  writeFileSync(svg, barChart(
+    `kiln${vs ? ' vs llama.cpp (node-llama-cpp 3.21.1, AVX2 build)' : ''}: tokens per second, higher is better`,
+    `${machine.cpu}, ${threads} threads, KV ${kvCacheType}; median of ${runs} runs`,
+    ['prefill (512-token prompt)', 'decode at depth 0', `decode at depth ${promptTokens}`],
+    engines.map((e) => ({ label: e, color: colors[e] })),
+    summaries.map((m) => ({
+      label: m.model,
+      values: [
+        m.engines.map((e) => e.median.prefill),
+        m.engines.map((e) => e.median.decodeShallow),
+        m.engines.map((e) => e.median.decodeDeep),
+      ],
+    })),
+  ));
+  console.log(`wrote ${json}\nwrote ${svg}`);
+}

@@ -1,0 +1,82 @@
+// What the benches report about the machine they ran on: CPU model and features, core count, load,
+// and the measured limits (read bandwidth, peak FMA rate) that kernel speeds are compared with.
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { native } from '../src/native/binding.js';
+
+export interface MachineInfo {
+  cpu: string;
+  logicalCores: number;
+  physicalCores: number;
+  features: string[];
+  memoryGiB: number;
+  /** 1-minute load average when the bench started: other work on the machine. */
+  load: number;
+  node: string;
+}
+
+export interface MachineLimits {
+  threads: number;
+  /** Best read bandwidth over a 1 GiB buffer, GB/s. */
+  readGBs: number;
+  /** Best FP32 FMA rate, GFLOP/s. */
+  fmaGFlops: number;
+}
+
+export function machineInfo(): MachineInfo {
+  const f = native().cpuFeatures();
+  let cpu = cpus()[0]?.model ?? 'unknown CPU';
+  try {
+    cpu = /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpu;
+  } catch {
+    // not Linux: os.cpus() has it
+  }
+  const features = (['avx2', 'fma', 'f16c', 'avx512f', 'avxVnni', 'neon'] as const).filter((k) => f[k]);
+  return {
+    cpu,
+    logicalCores: f.logicalCores,
+    physicalCores: f.physicalCores,
+    features,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    load: loadavg()[0]!,
+    node: process.version,
+  };
+}
+
+/** Measures read bandwidth and FMA peak with `threads` threads (about 2 * seconds in all). */
+export async function measureLimits(threads: number, seconds = 2): Promise<MachineLimits> {
+  const addon = native();
+  const readGBs = await addon.probeMemoryBandwidth(threads, 2 ** 30, seconds);
+  const fmaGFlops = await addon.probeFmaPeak(threads, seconds);
+  return { threads, readGBs, fmaGFlops };
+}
+
+export function describeMachine(m: MachineInfo, limits?: MachineLimits): string {
+  const lines = [
+    `${m.cpu}: ${m.physicalCores} cores (${m.logicalCores} logical), ${m.features.join('/')}, ${m.memoryGiB} GiB, Node ${m.node}, load ${m.load.toFixed(2)}`,
+  ];
+  if (limits) {
+    lines.push(`measured with ${limits.threads} threads: read ${limits.readGBs.toFixed(1)} GB/s, FP32 FMA ${limits.fmaGFlops.toFixed(0)} GFLOP/s`);
+  }
+  return lines.join('\n');
+}
+
+export function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** Plain-text table with right-aligned numeric columns. */
+export function formatTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => /^[-+]?[\d.]/.test(r[i] ?? '') || (r[i] ?? '') === '-'));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+export function argValue(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
