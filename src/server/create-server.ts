@@ -123,6 +123,10 @@ export function createServer(options: ServerOptions): KilnServer {
     async close(opts = {}) {
       ctx.draining = true;
       const closing = app.close();
+      // close() drops the connections idle now; a keep-alive connection whose stream ends later
+      // would otherwise hold shutdown until the client's keep-alive timer.
+      const sweeper = setInterval(() => app.server.closeIdleConnections(), 50);
+      void closing.finally(() => clearInterval(sweeper));
       const grace = opts.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), grace)));

@@ -23,13 +23,16 @@ export function memoryLogger(logs: Running['logs']): ServerLogger {
   };
 }
 
+/** Starts a server; `wrap` may put a spy between the server and the runtime. */
 export async function startServer(
   load: Partial<LoadOptions> & Record<string, unknown> = {},
   options: Partial<ServerOptions> = {},
+  wrap: (rt: ServedRuntime) => ServedRuntime = (rt) => rt,
 ): Promise<Running> {
   const runtime = await Runtime.load({ model: STORIES, threads: 1, ...load } as LoadOptions);
   const logs: Running['logs'] = [];
-  const server = createServer({ runtime: runtime as unknown as ServedRuntime, modelId: 'stories260K', logger: memoryLogger(logs), ...options });
+  const served = wrap(runtime as unknown as ServedRuntime);
+  const server = createServer({ runtime: served, modelId: 'stories260K', logger: memoryLogger(logs), ...options });
   const { url } = await server.listen({ host: '127.0.0.1', port: 0 });
   return {
     url,

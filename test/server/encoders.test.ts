@@ -1,0 +1,257 @@
+// The protocol stages on their own: tool-choice filter, OpenAI chat/completion encoders, the
+// Anthropic encoder's early-release and barrier rules, the Responses encoder's items, and the
+// accumulator the non-streaming bodies come from.
+import { describe, expect, it } from 'vitest';
+import { AnthropicMessagesEncoder } from '../../src/server/anthropic-messages-encoder.js';
+import type { GenerationDone, StreamEncoder, ToolCallEvent } from '../../src/server/generation-events.js';
+import { OpenAIChatEncoder } from '../../src/server/openai-chat-encoder.js';
+import { OpenAICompletionEncoder } from '../../src/server/openai-completion-encoder.js';
+import { ReplyAccumulator } from '../../src/server/reply-accumulator.js';
+import { type ResponseObject, ResponsesEncoder } from '../../src/server/responses-encoder.js';
+import { ToolCallFilter } from '../../src/server/tool-call-filter.js';
+import { parseSse } from './helpers.js';
+
+const DONE: GenerationDone = { finishReason: 'stop', usage: { promptTokens: 10, completionTokens: 7, cachedTokens: 4 } };
+const START = { promptTokens: 10, cachedTokens: 4 };
+
+const start = (index: number, name: string, id = `call_${index}`): ToolCallEvent => ({ type: 'tool_call_start', index, id, name });
+const args = (index: number, delta: string): ToolCallEvent => ({ type: 'tool_call_arguments', index, delta });
+const end = (index: number): ToolCallEvent => ({ type: 'tool_call_end', index });
+const content = (text: string): ToolCallEvent => ({ type: 'content', text });
+
+/** Runs events through an encoder; returns the frames after each push (open first, finish last). */
+function frames(encoder: StreamEncoder, events: ToolCallEvent[], done = DONE): string[] {
+  return [encoder.open(START), ...events.map((e) => encoder.push(e)), encoder.finish(done)];
+}
+
+function json(body: string): { event: string | null; data: any }[] {
+  return parseSse(body).map((e) => ({ event: e.event, data: e.data === '[DONE]' ? '[DONE]' : JSON.parse(e.data) }));
+}
+
+/** Collects each log line (message and fields) as one string. */
+function silentLogger(warnings: string[] = []) {
+  const log = (msg: string, fields?: object) => void warnings.push(msg + JSON.stringify(fields ?? {}));
+  return { warn: log, error: log };
+}
+
+describe('ToolCallFilter', () => {
+  it('passes only the named tool, renumbered, and drops the rest entirely', () => {
+    const f = new ToolCallFilter({ only: 'bash' });
+    const out = [content('a'), start(0, 'read'), args(0, '{"p":1}'), end(0), start(1, 'bash'), args(1, '{}'), end(1), content('b')]
+      .map((e) => f.push(e))
+      .filter((e) => e !== null);
+    expect(out).toEqual([content('a'), { ...start(1, 'bash'), index: 0 }, args(0, '{}'), end(0), content('b')]);
+  });
+
+  it('with parallel calls off, passes only the first call', () => {
+    const f = new ToolCallFilter({ single: true });
+    const out = [start(0, 'a'), args(0, '{}'), end(0), start(1, 'b'), args(1, '{}'), end(1)].map((e) => f.push(e)).filter((e) => e !== null);
+    expect(out).toEqual([start(0, 'a'), args(0, '{}'), end(0)]);
+  });
+});
+
+describe('OpenAIChatEncoder', () => {
+  const opts = { id: 'chatcmpl-1', model: 'm', created: 5, includeUsage: false };
+
+  it('streams role, content, reasoning and tool calls as OpenAI documents them', () => {
+    const out = json(frames(new OpenAIChatEncoder(opts), [
+      { type: 'reasoning', text: 'hmm' }, content('Hi'), start(0, 'bash', 'call_x'), args(0, '{"a"'), args(0, ':1}'), end(0),
+    ]).join(''));
+    const deltas = out.filter((e) => e.data !== '[DONE]').map((e) => e.data.choices[0].delta);
+    expect(deltas).toEqual([
+      { role: 'assistant', content: '' },
+      { reasoning_content: 'hmm' },
+      { content: 'Hi' },
+      { tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'bash', arguments: '' } }] },
+      { tool_calls: [{ index: 0, function: { arguments: '{"a"' } }] },
+      { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] },
+      {},
+    ]);
+    const last = out[out.length - 2]!.data;
+    expect(last.choices[0].finish_reason).toBe('tool_calls');
+    expect(out[out.length - 1]!.data).toBe('[DONE]');
+    for (const e of out.slice(0, -1)) {
+      expect(e.data).toMatchObject({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 5, model: 'm' });
+      expect('usage' in e.data).toBe(false);
+    }
+  });
+
+  it('finishes stop (or length) when no call was confirmed, and sends usage when asked', () => {
+    const out = json(frames(new OpenAIChatEncoder({ ...opts, includeUsage: true }), [start(0, 'bash'), args(0, '{"a"')], {
+      ...DONE, finishReason: 'length',
+    }).join(''));
+    expect(out[out.length - 3]!.data.choices[0].finish_reason).toBe('length');
+    expect(out[out.length - 2]!.data).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 10, completion_tokens: 7, total_tokens: 17, prompt_tokens_details: { cached_tokens: 4 } },
+    });
+    for (const e of out.slice(0, -2)) expect(e.data.usage).toBeNull();
+  });
+});
+
+describe('OpenAICompletionEncoder', () => {
+  it('streams text_completion chunks, then finish_reason, then [DONE]', () => {
+    const out = json(frames(new OpenAICompletionEncoder({ id: 'cmpl-1', model: 'm', created: 1, includeUsage: false }), [content('a'), content('b')]).join(''));
+    expect(out.map((e) => (e.data === '[DONE]' ? e.data : [e.data.choices[0].text, e.data.choices[0].finish_reason]))).toEqual([
+      ['a', null], ['b', null], ['', 'stop'], '[DONE]',
+    ]);
+  });
+});
+
+describe('AnthropicMessagesEncoder', () => {
+  const enc = (warnings?: string[]) => new AnthropicMessagesEncoder({ id: 'msg_1', model: 'm', logger: silentLogger(warnings) });
+
+  it('opens with message_start and ping, and closes with message_delta and message_stop', () => {
+    const out = json(frames(enc(), [content('Hello')]).join(''));
+    expect(out.map((e) => e.event)).toEqual([
+      'message_start', 'ping', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop',
+    ]);
+    expect(out.every((e) => e.event === e.data.type)).toBe(true);
+    expect(out[0]!.data.message).toMatchObject({
+      id: 'msg_1', type: 'message', role: 'assistant', content: [], stop_reason: null,
+      usage: { input_tokens: 6, cache_read_input_tokens: 4, output_tokens: 0 },
+    });
+    expect(out[2]!.data).toEqual({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+    expect(out[3]!.data.delta).toEqual({ type: 'text_delta', text: 'Hello' });
+    expect(out[5]!.data).toMatchObject({ delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 7 } });
+  });
+
+  it('closes a confirmed call as soon as it ends, before later calls are generated', () => {
+    const e = enc();
+    e.open(START);
+    const pushes = [content('Let me look.'), start(0, 'ls'), args(0, '{"p":'), args(0, '"/"}'), end(0), start(1, 'cat'), args(1, '{"f":1}'), end(1)]
+      .map((ev) => json(e.push(ev)));
+    // The first call's block stops on its own tool_call_end push.
+    expect(pushes[4]!.map((x) => x.event)).toEqual(['content_block_stop']);
+    expect(pushes[4]![0]!.data.index).toBe(1);
+    expect(pushes[1]!.map((x) => x.data)).toEqual([
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'call_0', name: 'ls', input: {} } },
+    ]);
+    expect(pushes[2]![0]!.data.delta).toEqual({ type: 'input_json_delta', partial_json: '{"p":' });
+    expect(pushes[7]!.map((x) => x.data)).toEqual([{ type: 'content_block_stop', index: 2 }]);
+    const tail = json(e.finish(DONE));
+    expect(tail.map((x) => x.event)).toEqual(['message_delta', 'message_stop']);
+    expect(tail[0]!.data.delta.stop_reason).toBe('tool_use');
+    expect(e.result.content).toEqual([
+      { type: 'text', text: 'Let me look.' },
+      { type: 'tool_use', id: 'call_0', name: 'ls', input: { p: '/' } },
+      { type: 'tool_use', id: 'call_1', name: 'cat', input: { f: 1 } },
+    ]);
+  });
+
+  it('holds a call with empty arguments open until the end, and everything after it waits', () => {
+    const e = enc();
+    e.open(START);
+    expect(json(e.push(start(0, 'now')))).toHaveLength(1);
+    expect(e.push(end(0))).toBe('');
+    // A later call and text are held behind the barrier.
+    expect(e.push(start(1, 'ls'))).toBe('');
+    expect(e.push(args(1, '{"p":"/"}'))).toBe('');
+    expect(e.push(end(1))).toBe('');
+    expect(e.push(content('done'))).toBe('');
+    const tail = json(e.finish(DONE));
+    expect(tail.map((x) => [x.event, x.data.index ?? null, x.data.content_block?.type ?? x.data.delta?.type ?? null])).toEqual([
+      ['content_block_stop', 0, null],
+      ['content_block_start', 1, 'tool_use'],
+      ['content_block_delta', 1, 'input_json_delta'],
+      ['content_block_stop', 1, null],
+      ['content_block_start', 2, 'text'],
+      ['content_block_delta', 2, 'text_delta'],
+      ['content_block_stop', 2, null],
+      ['message_delta', null, null],
+      ['message_stop', null, null],
+    ]);
+    expect(e.result.content[0]).toEqual({ type: 'tool_use', id: 'call_0', name: 'now', input: {} });
+  });
+
+  it('lets explicit {} go early', () => {
+    const e = enc();
+    e.open(START);
+    e.push(start(0, 'now'));
+    e.push(args(0, '{}'));
+    expect(json(e.push(end(0))).map((x) => x.event)).toEqual(['content_block_stop']);
+  });
+
+  it('warns once and sends nothing when argument text arrives after a block closed', () => {
+    const warnings: string[] = [];
+    const e = enc(warnings);
+    e.open(START);
+    e.push(start(0, 'ls'));
+    e.push(args(0, '{"p":1}'));
+    e.push(end(0));
+    expect(e.push(args(0, 'SECRET'))).toBe('');
+    expect(e.push(args(0, 'MORE'))).toBe('');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).not.toContain('SECRET');
+  });
+
+  it('never sends a duplicate block, and an unconfirmed call does not make stop_reason tool_use', () => {
+    const e = enc();
+    const out = json(frames(e, [start(0, 'ls'), start(0, 'ls'), args(0, '{"p"'), content('<tool_call>{"name": "ls", "p"')]).join(''));
+    expect(out.filter((x) => x.event === 'content_block_start')).toHaveLength(2);
+    expect(out.filter((x) => x.event === 'content_block_stop')).toHaveLength(2);
+    expect(out.find((x) => x.event === 'message_delta')!.data.delta.stop_reason).toBe('end_turn');
+    expect(e.result.content).toEqual([{ type: 'text', text: '<tool_call>{"name": "ls", "p"' }]);
+  });
+
+  it('streams reasoning as a thinking block', () => {
+    const out = json(frames(enc(), [{ type: 'reasoning', text: 'hmm' }, content('ok')]).join(''));
+    expect(out[2]!.data.content_block).toEqual({ type: 'thinking', thinking: '', signature: '' });
+    expect(out[3]!.data.delta).toEqual({ type: 'thinking_delta', thinking: 'hmm' });
+  });
+});
+
+describe('ResponsesEncoder', () => {
+  const response = (): ResponseObject => ({
+    id: 'resp_1', object: 'response', created_at: 1, status: 'in_progress', error: null, incomplete_details: null, output: [], usage: null,
+  });
+
+  it('streams each message segment and each call as its own item, and completes with exactly those items', () => {
+    const e = new ResponsesEncoder(response(), silentLogger());
+    const out = json(frames(e, [content('A'), start(0, 'ls', 'call_a'), args(0, '{"p":1}'), end(0), content('B')]).join(''));
+    expect(out.map((x) => x.event)).toEqual([
+      'response.created', 'response.in_progress',
+      'response.output_item.added', 'response.content_part.added', 'response.output_text.delta',
+      'response.output_text.done', 'response.content_part.done', 'response.output_item.done',
+      'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done',
+      'response.output_item.added', 'response.content_part.added', 'response.output_text.delta',
+      'response.output_text.done', 'response.content_part.done', 'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(out.map((x) => x.data.sequence_number)).toEqual(out.map((_, i) => i));
+    expect(out.every((x) => x.event === x.data.type)).toBe(true);
+    const added = out.filter((x) => x.event === 'response.output_item.added').map((x) => x.data.item);
+    const doneItems = out.filter((x) => x.event === 'response.output_item.done').map((x) => x.data.item);
+    const completed = out[out.length - 1]!.data.response;
+    expect(completed.output).toEqual(doneItems);
+    expect(added.map((i: any) => i.id)).toEqual(doneItems.map((i: any) => i.id));
+    expect(doneItems.map((i: any) => i.id.split('_')[0])).toEqual(['msg', 'fc', 'msg']);
+    expect(doneItems[1]).toMatchObject({ type: 'function_call', status: 'completed', call_id: 'call_a', name: 'ls', arguments: '{"p":1}' });
+    expect(completed).toMatchObject({ status: 'completed', usage: { input_tokens: 10, output_tokens: 7, input_tokens_details: { cached_tokens: 4 } } });
+    expect(e.calledTools).toBe(true);
+  });
+
+  it('closes an unconfirmed call as incomplete, and ends with response.incomplete at the token limit', () => {
+    const e = new ResponsesEncoder(response(), silentLogger());
+    const out = json(frames(e, [start(0, 'ls'), args(0, '{"p"'), content('<tool_call>')], { ...DONE, finishReason: 'length' }).join(''));
+    const doneItems = out.filter((x) => x.event === 'response.output_item.done').map((x) => x.data.item);
+    expect(doneItems.map((i: any) => [i.type, i.status])).toEqual([['function_call', 'incomplete'], ['message', 'completed']]);
+    expect(out.some((x) => x.event === 'response.function_call_arguments.done')).toBe(false);
+    expect(out[out.length - 1]!.event).toBe('response.incomplete');
+    expect(out[out.length - 1]!.data.response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(e.calledTools).toBe(false);
+  });
+});
+
+describe('ReplyAccumulator', () => {
+  it('keeps content, reasoning and the confirmed calls in index order', () => {
+    const acc = new ReplyAccumulator();
+    for (const ev of [content('a'), { type: 'reasoning', text: 'r' } as ToolCallEvent, start(1, 'x'), args(1, '{}'), start(0, 'y'), args(0, '{"q":1}'), end(0), end(1), start(2, 'z')]) {
+      acc.push(ev);
+    }
+    expect(acc.content).toBe('a');
+    expect(acc.reasoning).toBe('r');
+    expect(acc.toolCalls.map((c) => [c.index, c.name, c.arguments])).toEqual([[0, 'y', '{"q":1}'], [1, 'x', '{}']]);
+  });
+});
