@@ -1,6 +1,7 @@
 // `npm run bench -- streamer [--runs N]`: nanoseconds per 4-character token for the tool-call
-// streamer (every push and the final finish(), which re-parses the whole reply to reconcile), on
-// the rows of the streamer issue; median of N runs (default 5).
+// streamer on the rows of the streamer issue, median of N runs (default 5): all pushes, and all
+// pushes plus finish() (which joins the whole reply and re-parses it to reconcile). A first line
+// calibrates the machine: the cost of a loop that only keeps each token and returns one event.
 // `npm run bench -- streamer --fuzz N [--seed S]`: N random replies in random chunkings, checked
 // against the final parse; reports how many broke an invariant or threw.
 import { performance } from 'node:perf_hooks';
@@ -64,15 +65,30 @@ function tokens(text: string): string[] {
   return out;
 }
 
-function once(row: Row, toks: string[]): number {
+/** [push, push + finish] in ns per token. */
+function once(row: Row, toks: string[]): [number, number] {
   const t0 = performance.now();
   const s = new IncrementalToolCallStreamer({ format: row.format, tools: TOOLS });
   let events = 0;
   for (const t of toks) events += s.push(t).length;
+  const t1 = performance.now();
   events += s.finish().length;
-  const ms = performance.now() - t0;
+  const t2 = performance.now();
   if (events === 0) throw new Error(`${row.name}: no events`);
-  return (ms * 1e6) / toks.length;
+  return [((t1 - t0) * 1e6) / toks.length, ((t2 - t0) * 1e6) / toks.length];
+}
+
+/** The floor on this machine: keep each token, return one event for it, join at the end. */
+function calibrate(toks: string[]): number {
+  const t0 = performance.now();
+  const kept: string[] = [];
+  let events = 0;
+  for (const t of toks) {
+    kept.push(t);
+    events += [{ type: 'content', text: t }].length;
+  }
+  if (kept.join('').length === 0 || events === 0) throw new Error('calibration');
+  return ((performance.now() - t0) * 1e6) / toks.length;
 }
 
 function median(xs: number[]): number {
@@ -81,15 +97,23 @@ function median(xs: number[]): number {
 }
 
 function bench(runs: number): void {
-  console.log(`tool-call streamer: ns per 4-character token, push + finish, median of ${runs} runs`);
-  console.log('| row | tokens | median ns/token | min | max |');
+  const f = (x: number) => x.toFixed(1);
+  const all = rows();
+  const prose = tokens(all[0]!.text);
+  calibrate(prose);
+  const base = median(Array.from({ length: runs }, () => calibrate(prose)));
+  console.log(`tool-call streamer: ns per 4-character token, median of ${runs} runs (calibration loop: ${f(base)} ns/token)`);
+  console.log('| row | tokens | push + finish | push only | push + finish min..max |');
   console.log('|---|---:|---:|---:|---:|');
-  for (const row of rows()) {
+  for (const row of all) {
     const toks = tokens(row.text);
     once(row, toks); // warm up
     const xs = Array.from({ length: runs }, () => once(row, toks));
-    const f = (x: number) => x.toFixed(1);
-    console.log(`| ${row.name} | ${toks.length} | ${f(median(xs))} | ${f(Math.min(...xs))} | ${f(Math.max(...xs))} |`);
+    const total = xs.map((x) => x[1]);
+    const push = xs.map((x) => x[0]);
+    console.log(
+      `| ${row.name} | ${toks.length} | ${f(median(total))} | ${f(median(push))} | ${f(Math.min(...total))}..${f(Math.max(...total))} |`,
+    );
   }
 }
 

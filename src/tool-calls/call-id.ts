@@ -7,34 +7,30 @@ import type { ToolCallFormat } from './types.js';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const MISTRAL_ID = /^[A-Za-z0-9]{9}$/;
 
-// Two characters per random 16-bit draw, from a table of all 62 * 62 pairs: ids are minted per
-// call, and a reply may hold thousands.
-const PAIRS: string[] = [];
-for (const a of ALPHABET) for (const b of ALPHABET) PAIRS.push(a + b);
-/** 16 * 3844: draws at or above it are rejected, so every pair is equally likely. */
-const LIMIT = 61504;
-const pool = new Uint16Array(2048);
+const CODES = Array.from(ALPHABET, (ch) => ch.charCodeAt(0));
+/** 4 * 62: bytes at or above it are rejected, so every character is equally likely. */
+const LIMIT = 248;
+const pool = new Uint8Array(4096);
 let poolAt = pool.length;
+// Reused for every id: ids are minted per call, and a reply may hold thousands of calls.
+const codes9 = new Array<number>(9).fill(0);
+const codes29 = Array.from('call_', (ch) => ch.charCodeAt(0)).concat(new Array<number>(24).fill(0));
 
-function randomPair(): string {
-  for (;;) {
+/** Fills codes[from..] with random alphanumerics and returns them as one flat string. */
+function randomId(codes: number[], from: number): string {
+  for (let i = from; i < codes.length; ) {
     if (poolAt === pool.length) {
       randomFillSync(pool);
       poolAt = 0;
     }
-    const v = pool[poolAt++]!;
-    if (v < LIMIT) return PAIRS[v % 3844]!;
+    const b = pool[poolAt++]!;
+    if (b < LIMIT) codes[i++] = CODES[b % 62]!;
   }
-}
-
-function randomAlphanumerics(n: number): string {
-  let s = '';
-  for (let i = 0; i + 1 < n; i += 2) s += randomPair();
-  return n % 2 === 1 ? s + randomPair()[0]! : s;
+  return String.fromCharCode.apply(null, codes);
 }
 
 export function mintCallId(format: ToolCallFormat): string {
-  return format === 'mistral' ? randomAlphanumerics(9) : `call_${randomAlphanumerics(24)}`;
+  return format === 'mistral' ? randomId(codes9, 0) : randomId(codes29, 5);
 }
 
 export function isMistralCallId(id: string): boolean {

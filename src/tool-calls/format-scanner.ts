@@ -194,9 +194,10 @@ export abstract class FormatScanner {
     return hold < n ? this.stall(hold) : n;
   }
 
-  protected emitContent(text: string, from: number, to: number): void {
+  /** Sends text[from..to) as content; `blank`: the caller knows it is all whitespace. */
+  protected emitContent(text: string, from: number, to: number, blank = false): void {
     if (to <= from) return;
-    if (this.candidate) {
+    if (this.candidate && !blank) {
       for (let k = from; k < to; k++) {
         if (!isJsonWhitespace(text.charCodeAt(k))) {
           this.candidate = false;

@@ -4,10 +4,10 @@
 // which is held until the format confirms the call. Keys other than the ones a call has, a wrong
 // value type or a duplicate key make the object "not a call": still read to its end (string-aware),
 // but as content. Text that is not JSON ends the span where it stops being JSON.
-import { FormatScanner, type ScannerOptions } from './format-scanner.js';
+import { FormatScanner } from './format-scanner.js';
 import { isJsonWhitespace, JsonValueScanner } from './json-value-scanner.js';
 import { MAX_ID_BYTES, MAX_NAME_BYTES } from './limits.js';
-import { ToolCallCapError, type ScannerSink } from './scanner-sink.js';
+import { ToolCallCapError } from './scanner-sink.js';
 
 const enum R {
   Open,
@@ -47,15 +47,12 @@ export abstract class JsonCallScanner extends FormatScanner {
   private capture = '';
   private name: string | null = null;
   private modelId: string | null = null;
-  private argsHeld: string[] = [];
+  /** Argument text read before the name (the call has not started yet). */
+  private readonly argsHeld: string[] = [];
   private argsHeldLength = 0;
   private argsDone = false;
   /** The held final character of the arguments (`}`), sent when the call is confirmed. */
   protected argsTail = '';
-
-  constructor(sink: ScannerSink, opts: ScannerOptions, markers: readonly string[]) {
-    super(sink, opts, markers);
-  }
 
   /** Prepares to read an object whose `{` is the next non-space character. */
   protected beginObject(allowId: boolean): void {
@@ -64,7 +61,7 @@ export abstract class JsonCallScanner extends FormatScanner {
     this.seen = 0;
     this.name = null;
     this.modelId = null;
-    this.argsHeld = [];
+    if (this.argsHeld.length > 0) this.argsHeld.length = 0;
     this.argsHeldLength = 0;
     this.argsDone = false;
     this.argsTail = '';
@@ -271,7 +268,7 @@ export abstract class JsonCallScanner extends FormatScanner {
         this.startCall(name, this.modelId);
         if (this.argsHeld.length > 0) {
           this.sink.args(this.argsHeld.join(''));
-          this.argsHeld = [];
+          this.argsHeld.length = 0;
           this.argsHeldLength = 0;
         }
         return;

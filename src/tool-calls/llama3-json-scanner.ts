@@ -25,20 +25,20 @@ export class Llama3JsonScanner extends JsonCallScanner {
         continue;
       }
       if (c === 59 && this.afterCall) {
-        this.emitContent(text, from, i);
+        this.emitContent(text, from, i, true);
         this.afterCall = false;
         from = ++i;
         continue;
       }
       if (c === 123) {
-        this.emitContent(text, from, i);
+        this.emitContent(text, from, i, true);
         this.beginSpan(i);
         this.beginObject(false);
         return i;
       }
       break;
     }
-    this.emitContent(text, from, i);
+    this.emitContent(text, from, i, true);
     return i;
   }
 

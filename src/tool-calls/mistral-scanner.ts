@@ -4,10 +4,9 @@
 // known, at `[ARGS]`; each call is confirmed at its arguments' closing `}`. In the list form each
 // element is its own call, confirmed at its `}`; an element that is not a call is content.
 import type { ScannerOptions } from './format-scanner.js';
-import { isJsonWhitespace } from './json-value-scanner.js';
-import { matchMarker, PARTIAL } from './match-marker.js';
 import { JsonCallScanner } from './json-call-scanner.js';
-import { JsonValueScanner } from './json-value-scanner.js';
+import { isJsonWhitespace, JsonValueScanner } from './json-value-scanner.js';
+import { matchMarker, PARTIAL } from './match-marker.js';
 import type { ScannerSink } from './scanner-sink.js';
 
 const enum M {

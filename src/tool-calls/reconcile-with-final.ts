@@ -65,10 +65,14 @@ export function reconcileWithFinal(
         finalName: f.name,
       });
     }
-    usedIds ??= new Set(state.calls.map((c) => c.id));
-    let id = isPlaceholderId(f.id) ? ctx.mintId(ctx.format) : f.id;
-    while (usedIds.has(id)) id = ctx.mintId(ctx.format);
-    usedIds.add(id);
+    const minted = isPlaceholderId(f.id);
+    let id = minted ? ctx.mintId(ctx.format) : f.id;
+    // A long minted id cannot repeat; a Mistral one (short) or one from elsewhere might.
+    if (!minted || ctx.format === 'mistral') {
+      usedIds ??= new Set(state.calls.map((c) => c.id));
+      while (usedIds.has(id)) id = ctx.mintId(ctx.format);
+      usedIds.add(id);
+    }
     const index = state.nextIndex++;
     const call = streamedCall(index, id, f.name);
     call.ended = true;
