@@ -27,6 +27,11 @@ export interface GenerateRequest {
   onText?: (text: string) => void;
   /** Called with each sampled token id (before detokenizing), for tests and replay recording. */
   onToken?: (id: number) => void;
+  /**
+   * Tests and benchmarks: the first tokens to "sample", in order, instead of asking the sampler;
+   * the forward pass, KV cache and everything downstream run as usual.
+   */
+  forcedTokens?: readonly number[];
 }
 
 export interface Usage {
@@ -88,7 +93,8 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
       finishReason = 'abort';
       break;
     }
-    const id = sampler.sample(logits, history);
+    const forced = req.forcedTokens?.[generated.length];
+    const id = forced ?? sampler.sample(logits, history);
     req.onToken?.(id);
     if (tokenizer.isEog(id)) {
       finishReason = 'stop';

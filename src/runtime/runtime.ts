@@ -4,7 +4,7 @@ import type { Backend, BackendName, CompiledGraph } from '../backend/backend.js'
 import { CpuBackend } from '../backend/cpu/cpu-backend.js';
 import { InvalidArgumentError, KilnError } from '../errors.js';
 import { ContextLengthExceededError } from '../generate/errors.js';
-import { generate, type FinishReason, type Timings, type Usage } from '../generate/generate.js';
+import { generate, type FinishReason, type GenerateRequest, type GenerateResult, type Timings, type Usage } from '../generate/generate.js';
 import { openGguf } from '../gguf/open-gguf.js';
 import type { GgufFile } from '../gguf/types.js';
 import { buildDecoderGraph } from '../model/decoder-graph.js';
@@ -15,6 +15,9 @@ import type { SamplingOptions } from '../sampling/sampling-options.js';
 import { tokenizerFromGguf } from '../tokenizer/load-tokenizer.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { SlotPool } from './slot-pool.js';
+import type { ChatMessage } from '../chat/messages.js';
+import { ChatEngine, type ChatConfig, type ChatOptions, type ChatResult, type ChatStreamEvent, type ExplainCacheOptions } from './chat.js';
+import type { CacheExplanation } from './explain-cache.js';
 
 export interface LoadOptions {
   /** Path of a GGUF file. */
@@ -31,6 +34,14 @@ export interface LoadOptions {
   kvCacheType?: 'f32' | 'f16';
   /** Called with the fraction of the load done, from 0 to 1. */
   onProgress?: (fraction: number) => void;
+  /** Chat: a template (Jinja) overriding the model's `tokenizer.chat_template`. */
+  chatTemplate?: ChatConfig['chatTemplate'];
+  /** Chat: the tool-call format; default: chosen from the chat template. */
+  toolCallFormat?: ChatConfig['toolCallFormat'];
+  /** Chat: the exact-replay cache (`{ maxEntries, file }`), or false to turn replay off. */
+  replay?: ChatConfig['replay'];
+  /** Chat diagnostics: cache divergences at debug level, tool-call warnings. */
+  logger?: ChatConfig['logger'];
 }
 
 export interface CompleteOptions extends SamplingOptions {
@@ -77,6 +88,7 @@ const PREFAULT_CHUNK = 64 * 1024 * 1024;
 export class Runtime {
   private closed = false;
   private running = 0;
+  private chatEngine: ChatEngine | null = null;
 
   private constructor(
     readonly info: RuntimeInfo,
@@ -87,6 +99,7 @@ export class Runtime {
     private readonly maxBatch: number,
     // Keeps the file mapping alive as long as the runtime.
     private readonly mapping: ArrayBuffer,
+    private readonly chatConfig: ChatConfig,
   ) {}
 
   static async load(options: LoadOptions): Promise<Runtime> {
@@ -127,7 +140,9 @@ export class Runtime {
       slots,
       kvCacheType,
     };
-    return new Runtime(info, tokenizer, file, compiled, new SlotPool(slots), maxBatch, buffer);
+    const { chatTemplate, toolCallFormat, replay, logger } = options;
+    const chatConfig: ChatConfig = { chatTemplate, toolCallFormat, replay, logger };
+    return new Runtime(info, tokenizer, file, compiled, new SlotPool(slots), maxBatch, buffer, chatConfig);
   }
 
   tokenize(text: string, opts: { addBos?: boolean; parseSpecial?: boolean } = {}): number[] {
@@ -146,15 +161,46 @@ export class Runtime {
     if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
       throw new InvalidArgumentError('stop must be an array of non-empty strings', 'stop');
     }
+    return this.generateOnSlot({ prompt: ids, maxTokens, sampling, stop, ...(signal ? { signal } : {}), ...(onToken ? { onText: onToken } : {}) });
+  }
+
+  /**
+   * Chat completion: OpenAI-shaped messages rendered with the model's chat template, tool calls
+   * parsed, recorded assistant turns replayed token for token (see ChatOptions).
+   */
+  chat(options: ChatOptions): Promise<ChatResult> {
+    return this.chats().chat(options);
+  }
+
+  /** chat() as typed events, as they are generated; leaving the loop early cancels the generation. */
+  async *chatStream(options: ChatOptions): AsyncGenerator<ChatStreamEvent> {
+    yield* this.chats().stream(options);
+  }
+
+  /** The slot a chat with these messages would take, its reused prefix, and where the prompt first differs from it. */
+  explainCache(messages: ChatMessage[], options?: ExplainCacheOptions): CacheExplanation {
+    return this.chats().explain(messages, options);
+  }
+
+  private chats(): ChatEngine {
+    if (this.closed) throw new RuntimeClosedError();
+    this.chatEngine ??= new ChatEngine({
+      tokenizer: this.tokenizer,
+      gguf: this.gguf,
+      generate: (req) => this.generateOnSlot(req),
+      cachedTokens: () => this.slots.cachedTokens(),
+    }, this.chatConfig);
+    return this.chatEngine;
+  }
+
+  /** One generation on the slot whose cache best matches the prompt. */
+  private async generateOnSlot(req: GenerateRequest): Promise<GenerateResult> {
+    if (this.closed) throw new RuntimeClosedError();
     this.running++;
     try {
-      const slot = await this.slots.acquire(ids, signal);
+      const slot = await this.slots.acquire(req.prompt, req.signal);
       try {
-        return await generate(
-          { graph: this.graph, tokenizer: this.tokenizer, contextSize: this.info.contextSize, maxBatch: this.maxBatch },
-          slot,
-          { prompt: ids, maxTokens, sampling, stop, ...(signal ? { signal } : {}), ...(onToken ? { onText: onToken } : {}) },
-        );
+        return await generate({ graph: this.graph, tokenizer: this.tokenizer, contextSize: this.info.contextSize, maxBatch: this.maxBatch }, slot, req);
       } finally {
         this.slots.release(slot);
       }

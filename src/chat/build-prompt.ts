@@ -1,0 +1,262 @@
+// Builds a chat prompt's tokens. The template renders the whole conversation; then each assistant
+// turn kiln generated (found in the replay cache by the tool-call ids kiln minted, with arguments
+// that mean the same as recorded) is located in the rendering and, where the template's text for
+// the turn means the same as what the model wrote (same calls and arguments, same content and
+// reasoning), replaced by the tokens the model sampled. Where the template changes the turn's
+// meaning (Qwen3 drops thinking from turns before the last user message, Llama 3 drops content on
+// tool-call turns), the template's text stays. The rest is tokenized from the template's text.
+import { createHash } from 'node:crypto';
+import { parseToolCalls } from '../tool-calls/parse-tool-calls.js';
+import { promptEndsInReasoning } from '../tool-calls/starts-in-reasoning.js';
+import type { OpenAITool, ToolCallFormat } from '../tool-calls/types.js';
+import type { ChatTemplate } from './chat-template.js';
+import { spellTokens, type PromptTokenizer } from './prompt-tokenizer.js';
+import type { ReplayCache, ReplayRecord } from './replay-cache.js';
+import { parseJson, sameJson } from './same-json.js';
+import type { TemplateMessage, TemplateToolCall } from './template-messages.js';
+
+export interface PromptSegment {
+  /** `replay`: a recorded turn's sampled tokens; `text`: tokenized template text. */
+  kind: 'text' | 'replay';
+  tokenStart: number;
+  tokenEnd: number;
+  /** The range of BuiltPrompt.text it stands for (for a replayed turn, the template's rendering of it). */
+  charStart: number;
+  charEnd: number;
+  /** The assistant message a replayed segment is. */
+  messageIndex?: number;
+}
+
+export interface BuiltPrompt {
+  tokens: number[];
+  /** The rendered conversation, as the client's strings were written. */
+  text: string;
+  segments: PromptSegment[];
+  /** Indexes of the assistant messages replayed from recorded tokens. */
+  replayed: number[];
+  /** Whether the prompt leaves a `<think>` open, so the reply starts inside reasoning. */
+  startsInReasoning: boolean;
+  /** The rendered prompt's length and sha256, as a record of the turn generated after it keeps them. */
+  renderedChars: number;
+  renderedHash: string;
+  /** The role of each message, in order. */
+  roles: string[];
+  /**
+   * Where each message starts in `text`, then where the last one ends (the generation prompt
+   * follows). Computed on demand: one render per message.
+   */
+  messageStarts(): number[];
+}
+
+export interface ReplaySource {
+  cache: ReplayCache;
+  /** Model and template: records from other scopes are never used. */
+  scope: string;
+  format: ToolCallFormat;
+  /** Declared tools, to parse rendered turns (Qwen3-Coder types values by their schema). */
+  tools: readonly OpenAITool[];
+}
+
+export interface BuildPromptInput {
+  template: ChatTemplate;
+  prompts: PromptTokenizer;
+  messages: readonly TemplateMessage[];
+  tools?: readonly object[] | undefined;
+  variables: Record<string, unknown>;
+  now: Date;
+  replay: ReplaySource | null;
+}
+
+interface Splice {
+  start: number;
+  end: number;
+  record: ReplayRecord;
+  messageIndex: number;
+}
+
+export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
+  const { template, prompts, replay } = input;
+  const tokenizer = prompts.tokenizer;
+  const messages = input.messages.slice();
+  const candidates: Array<{ index: number; record: ReplayRecord }> = [];
+  if (replay !== null) {
+    messages.forEach((m, index) => {
+      const record = recordFor(m, replay);
+      if (record === null) return;
+      messages[index] = withRecordedTurn(m, record);
+      candidates.push({ index, record });
+    });
+  }
+
+  const sentinel = prompts.sentinelFor(stringsOf([messages, input.tools ?? []]));
+  const escape = <T>(v: T): T => (sentinel === null ? v : mapStrings(v, (s) => prompts.escape(s, sentinel)));
+  const escapedMessages = escape(messages);
+  const tools = escape(input.tools);
+  const render = (msgs: readonly object[], addGenerationPrompt: boolean) =>
+    template.render({ messages: msgs, tools, addGenerationPrompt, variables: input.variables, now: input.now });
+  const rendered = render(escapedMessages, true);
+  const unescapedLength = (end: number) => (sentinel === null ? end : prompts.unescape(rendered.slice(0, end), sentinel).length);
+
+  const splices: Splice[] = [];
+  for (const c of candidates) {
+    const from = splices.length > 0 ? splices[splices.length - 1]!.end : 0;
+    const start = turnStart(c.record, rendered, from, () => render(escapedMessages.slice(0, c.index), true));
+    if (start < 0) continue;
+    const end = prompts.indexOfEog(rendered, start);
+    if (end < 0) continue;
+    const turn = prompts.unescape(rendered.slice(start, end), sentinel);
+    const reasoningOpen = promptEndsInReasoning(prompts.unescape(rendered.slice(0, start), sentinel));
+    if (!meansTheSame(turn, c.record, replay!, reasoningOpen) || !tokensSpell(c.record, prompts)) continue;
+    splices.push({ start, end, record: c.record, messageIndex: c.index });
+  }
+
+  const tokens: number[] = [];
+  const segments: PromptSegment[] = [];
+  if (tokenizer.addBos && tokenizer.bosId !== null && !rendered.startsWith(tokenizer.tokenToPiece(tokenizer.bosId))) {
+    tokens.push(tokenizer.bosId);
+    segments.push({ kind: 'text', tokenStart: 0, tokenEnd: 1, charStart: 0, charEnd: 0 });
+  }
+  const text = (from: number, to: number) => {
+    if (to <= from) return;
+    const t0 = tokens.length;
+    prompts.encode(rendered.slice(from, to), sentinel, tokens);
+    segments.push({ kind: 'text', tokenStart: t0, tokenEnd: tokens.length, charStart: unescapedLength(from), charEnd: unescapedLength(to) });
+  };
+  let pos = 0;
+  for (const s of splices) {
+    text(pos, s.start);
+    const t0 = tokens.length;
+    for (const t of s.record.tokens) tokens.push(t);
+    segments.push({ kind: 'replay', tokenStart: t0, tokenEnd: tokens.length, charStart: unescapedLength(s.start), charEnd: unescapedLength(s.end), messageIndex: s.messageIndex });
+    pos = s.end;
+  }
+  text(pos, rendered.length);
+
+  const fullText = prompts.unescape(rendered, sentinel);
+  let starts: number[] | null = null;
+  return {
+    tokens,
+    text: fullText,
+    segments,
+    replayed: splices.map((s) => s.messageIndex),
+    startsInReasoning: promptEndsInReasoning(fullText),
+    renderedChars: rendered.length,
+    renderedHash: sha256(rendered),
+    roles: messages.map((m) => m.role),
+    messageStarts: () => (starts ??= messageStarts(escapedMessages, rendered, render).map(unescapedLength)),
+  };
+}
+
+/** The record of an assistant message's turn, if every call matches it by id, name and meaning. */
+function recordFor(m: TemplateMessage, replay: ReplaySource): ReplayRecord | null {
+  const calls = m.tool_calls;
+  if (m.role !== 'assistant' || calls === undefined || calls.length === 0) return null;
+  const record = replay.cache.get(replay.scope, calls[0]!.id);
+  if (record === undefined || record.calls.length !== calls.length) return null;
+  const same = record.calls.every((r, k) => {
+    const c = calls[k]!;
+    const args = c.function.arguments;
+    return r.id === c.id && r.name === c.function.name
+      && (typeof args === 'string' ? args === r.arguments : sameJson(parseJson(r.arguments), args));
+  });
+  return same ? record : null;
+}
+
+/**
+ * The message as the model produced it: the recorded arguments (the model's key order) and, when
+ * the client left it out, the recorded reasoning, so the template decides what it keeps.
+ */
+function withRecordedTurn(m: TemplateMessage, record: ReplayRecord): TemplateMessage {
+  const toolCalls: TemplateToolCall[] = m.tool_calls!.map((c, k) => ({
+    ...c,
+    function: { ...c.function, arguments: parseJson(record.calls[k]!.arguments) ?? c.function.arguments },
+  }));
+  const out: TemplateMessage = { ...m, tool_calls: toolCalls };
+  if (out.reasoning_content === undefined && record.reasoning.trim() !== '') out.reasoning_content = record.reasoning;
+  return out;
+}
+
+/**
+ * Where the recorded turn begins in the rendering: right after the prompt it was generated from,
+ * if the rendering still starts with that prompt. The record's hash answers without rendering;
+ * otherwise the conversation up to the turn is rendered with the generation prompt. -1: nowhere.
+ */
+function turnStart(record: ReplayRecord, rendered: string, from: number, renderPrefix: () => string): number {
+  if (record.promptChars >= from && record.promptChars <= rendered.length && sha256(rendered.slice(0, record.promptChars)) === record.promptHash) {
+    return record.promptChars;
+  }
+  let prefix: string;
+  try {
+    prefix = renderPrefix();
+  } catch {
+    return -1;
+  }
+  return prefix.length >= from && rendered.startsWith(prefix) ? prefix.length : -1;
+}
+
+/** Whether the template's text for a turn says what the model wrote. */
+function meansTheSame(turn: string, record: ReplayRecord, replay: ReplaySource, startsInReasoning: boolean): boolean {
+  // Ids the template writes into the turn (Mistral) must be the ones the model wrote.
+  if (record.calls.some((c) => turn.includes(c.id) && !record.text.includes(c.id))) return false;
+  const parsed = parseToolCalls(turn, { format: replay.format, tools: replay.tools, startsInReasoning, mintId: () => 'replay' });
+  return parsed.content.trim() === record.content.trim()
+    && parsed.reasoning.trim() === record.reasoning.trim()
+    && parsed.calls.length === record.calls.length
+    && parsed.calls.every((c, k) => c.name === record.calls[k]!.name && sameJson(parseJson(c.arguments), parseJson(record.calls[k]!.arguments)));
+}
+
+/** A record's tokens are ids of this vocabulary that spell its text (a persisted file may be stale or forged). */
+function tokensSpell(record: ReplayRecord, prompts: PromptTokenizer): boolean {
+  const tokenizer = prompts.tokenizer;
+  return !record.tokens.some((t) => t >= tokenizer.vocabSize) && spellTokens(tokenizer, record.tokens) === record.text;
+}
+
+function messageStarts(messages: readonly object[], rendered: string, render: (m: readonly object[], gen: boolean) => string): number[] {
+  const starts = [0];
+  for (let j = 1; j <= messages.length; j++) {
+    let at = starts[j - 1]!;
+    try {
+      const prefix = render(messages.slice(0, j), false);
+      at = Math.max(at, commonPrefix(prefix, rendered));
+    } catch {
+      // A template may refuse a partial conversation (strict alternation); keep the previous start.
+    }
+    starts.push(at);
+  }
+  return starts;
+}
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+function* stringsOf(value: unknown): Generator<string> {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') yield v;
+    else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        yield k;
+        stack.push(child);
+      }
+    }
+  }
+}
+
+/** A copy of a JSON-like value with every string (keys too) mapped. Depth is bounded by the callers' checks. */
+function mapStrings<T>(value: T, f: (s: string) => string): T {
+  if (typeof value === 'string') return f(value) as T;
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, f)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [f(k), mapStrings(v, f)])) as T;
+  }
+  return value;
+}

@@ -1,0 +1,317 @@
+// runtime.chat() and chatStream(): OpenAI-shaped messages in; the model's template renders them,
+// recorded assistant turns are replayed token for token, one generation runs on the best-matching
+// slot, and its text streams through the tool-call streamer as typed events. A turn that ends in
+// tool calls is recorded for exact replay under the ids kiln minted.
+import { createHash } from 'node:crypto';
+import { buildPrompt, type BuiltPrompt } from '../chat/build-prompt.js';
+import { ChatTemplate } from '../chat/chat-template.js';
+import { NoChatTemplateError } from '../chat/errors.js';
+import type { AssistantReply, ChatMessage, ToolChoice } from '../chat/messages.js';
+import { PromptTokenizer, spellTokens } from '../chat/prompt-tokenizer.js';
+import { ReplayCache, type ReplayCacheOptions } from '../chat/replay-cache.js';
+import { checkDepth, templateQuirks, toTemplateMessages, type TemplateQuirks } from '../chat/template-messages.js';
+import { InvalidArgumentError } from '../errors.js';
+import type { GenerateRequest, GenerateResult, Timings, Usage } from '../generate/generate.js';
+import type { GgufFile } from '../gguf/types.js';
+import type { SamplingOptions } from '../sampling/sampling-options.js';
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { detectToolCallFormat } from '../tool-calls/detect-tool-call-format.js';
+import { IncrementalToolCallStreamer } from '../tool-calls/incremental-tool-call-streamer.js';
+import { TOOL_CALL_FORMATS, type OpenAITool, type ToolCallEvent, type ToolCallFormat } from '../tool-calls/types.js';
+import { AsyncQueue } from './async-queue.js';
+import { explainPromptCache, type CacheExplanation } from './explain-cache.js';
+
+export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'abort';
+
+export interface ChatOptions extends SamplingOptions {
+  messages: ChatMessage[];
+  tools?: OpenAITool[];
+  /** Default 'auto'. 'none' hides the tools; a named function leaves only that one declared. */
+  toolChoice?: ToolChoice;
+  /** false: generation stops once the first tool call is complete. Default true. */
+  parallelToolCalls?: boolean;
+  /** Default 256. */
+  maxTokens?: number;
+  stop?: string[];
+  signal?: AbortSignal;
+  /** Passed to the template as `enable_thinking` (Qwen3). */
+  enableThinking?: boolean;
+  /** More template variables (`date_string`, `builtin_tools`, ...). */
+  templateVariables?: Record<string, unknown>;
+  /** Use recorded turns for this request (default true when the runtime keeps a replay cache). */
+  replay?: boolean;
+  /** Tests and benchmarks: token ids emitted instead of sampled ones (see GenerateRequest). */
+  forcedTokens?: readonly number[];
+}
+
+export interface ChatResult {
+  message: AssistantReply;
+  finishReason: ChatFinishReason;
+  usage: Usage;
+  timings: Timings;
+}
+
+/** The events of chatStream(): the tool-call streamer's, then `done` with the whole result. */
+export type ChatStreamEvent = ToolCallEvent | { type: 'done'; result: ChatResult };
+
+export interface ChatLogger {
+  debug?(msg: string, fields?: object): void;
+  warn(msg: string, fields?: object): void;
+  error(msg: string, fields?: object): void;
+}
+
+/** What the chat layer needs from the runtime. */
+export interface ChatHost {
+  readonly tokenizer: Tokenizer;
+  readonly gguf: GgufFile;
+  /** Runs one generation on the slot whose cache best matches the prompt. */
+  generate(req: GenerateRequest): Promise<GenerateResult>;
+  /** Every slot's cached tokens. */
+  cachedTokens(): ReadonlyArray<readonly number[]>;
+}
+
+export interface ChatConfig {
+  /** Overrides the model's `tokenizer.chat_template`. */
+  chatTemplate?: string;
+  /** Overrides the format detected from the template. */
+  toolCallFormat?: ToolCallFormat;
+  /** Replay cache size and file; false turns exact replay off. */
+  replay?: ReplayCacheOptions | false;
+  logger?: ChatLogger;
+}
+
+export type ExplainCacheOptions = Omit<ChatOptions, 'messages' | 'signal' | 'forcedTokens'>;
+
+const SILENT: ChatLogger = { warn() {}, error() {} };
+const DEFAULT_MAX_TOKENS = 256;
+
+interface PreparedChat {
+  prompt: BuiltPrompt;
+  tools: OpenAITool[];
+  replay: boolean;
+}
+
+export class ChatEngine {
+  readonly template: ChatTemplate;
+  /** How this model writes tool calls; null when its template has none. */
+  readonly format: ToolCallFormat | null;
+  readonly replayCache: ReplayCache | null;
+  private readonly quirks: TemplateQuirks;
+  private readonly prompts: PromptTokenizer;
+  private readonly scope: string;
+  private readonly logger: ChatLogger;
+  private requests = 0;
+
+  constructor(private readonly host: ChatHost, config: ChatConfig = {}) {
+    const fromFile = host.gguf.metadata.get('tokenizer.chat_template');
+    const source = config.chatTemplate ?? (typeof fromFile === 'string' ? fromFile : undefined);
+    if (source === undefined) throw new NoChatTemplateError();
+    const tok = host.tokenizer;
+    this.template = new ChatTemplate(source, {
+      bosToken: tok.bosId === null ? null : tok.tokenToPiece(tok.bosId),
+      eosToken: tok.eosId === null ? null : tok.tokenToPiece(tok.eosId),
+    });
+    if (config.toolCallFormat !== undefined && !TOOL_CALL_FORMATS.includes(config.toolCallFormat)) {
+      throw new InvalidArgumentError(`toolCallFormat must be one of ${TOOL_CALL_FORMATS.join(', ')}`, 'toolCallFormat');
+    }
+    this.format = config.toolCallFormat ?? detectToolCallFormat(source);
+    this.quirks = templateQuirks(source);
+    this.prompts = new PromptTokenizer(tok);
+    this.logger = config.logger ?? SILENT;
+    this.scope = createHash('sha256').update(modelKey(host.gguf)).update(this.template.hash).digest('hex').slice(0, 32);
+    this.replayCache = config.replay === false ? null : new ReplayCache({
+      ...config.replay,
+      onError: (err) => this.logger.warn('replay cache file disabled', { error: err.message }),
+    });
+  }
+
+  async chat(options: ChatOptions): Promise<ChatResult> {
+    let result: ChatResult | undefined;
+    for await (const e of this.stream(options)) if (e.type === 'done') result = e.result;
+    return result!;
+  }
+
+  /** Events as they are generated; breaking out of the loop cancels the generation. */
+  async *stream(options: ChatOptions): AsyncGenerator<ChatStreamEvent> {
+    const prepared = this.prepare(options);
+    const queue = new AsyncQueue<ChatStreamEvent>();
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) stop.abort();
+    const run = this.generate(options, prepared, stop, (e) => queue.push(e)).then(
+      (result) => {
+        queue.push({ type: 'done', result });
+        queue.end();
+      },
+      (err: unknown) => queue.fail(err),
+    );
+    try {
+      yield* queue;
+    } finally {
+      stop.abort();
+      options.signal?.removeEventListener('abort', onAbort);
+      await run;
+    }
+  }
+
+  /** Which slot a chat with these messages would use, how much of its prompt is cached, and where it differs. */
+  explain(messages: ChatMessage[], options: ExplainCacheOptions = {}): CacheExplanation {
+    const { prompt } = this.prepare({ ...options, messages });
+    return explainPromptCache(prompt, this.host.cachedTokens(), this.host.tokenizer);
+  }
+
+  private prepare(options: ChatOptions): PreparedChat {
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('chat options must be an object');
+    const messages = toTemplateMessages(options.messages, this.quirks);
+    const declared = checkTools(options.tools);
+    const tools = chosenTools(declared, options.toolChoice);
+    if (tools.length > 0 && this.format === null) {
+      throw new InvalidArgumentError("this model's chat template has no tool-call format; load it with a toolCallFormat or send no tools", 'tools');
+    }
+    if (options.parallelToolCalls !== undefined && typeof options.parallelToolCalls !== 'boolean') {
+      throw new InvalidArgumentError('parallelToolCalls must be a boolean', 'parallelToolCalls');
+    }
+    const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new InvalidArgumentError(`maxTokens must be a non-negative integer, got ${maxTokens}`, 'maxTokens');
+    const stop = options.stop ?? [];
+    if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
+      throw new InvalidArgumentError('stop must be an array of non-empty strings', 'stop');
+    }
+    const variables: Record<string, unknown> = { ...checkVariables(options.templateVariables) };
+    if (options.enableThinking !== undefined) variables['enable_thinking'] = Boolean(options.enableThinking);
+    const replay = this.replayCache !== null && options.replay !== false;
+    const prompt = buildPrompt({
+      template: this.template,
+      prompts: this.prompts,
+      messages,
+      tools: tools.length > 0 ? tools : undefined,
+      variables,
+      now: new Date(),
+      replay: replay && this.format !== null
+        ? { cache: this.replayCache!, scope: this.scope, format: this.format, tools }
+        : null,
+    });
+    return { prompt, tools, replay };
+  }
+
+  private async generate(options: ChatOptions, prepared: PreparedChat, stop: AbortController, emit: (e: ToolCallEvent) => void): Promise<ChatResult> {
+    const { prompt, tools } = prepared;
+    const requestId = `chat-${++this.requests}`;
+    const { maxTokens = DEFAULT_MAX_TOKENS, stop: stopStrings = [], signal, forcedTokens, parallelToolCalls } = options;
+    if (this.logger.debug !== undefined) {
+      const why = explainPromptCache(prompt, this.host.cachedTokens(), this.host.tokenizer);
+      this.logger.debug(why.summary, { requestId, divergence: why.divergence });
+    }
+    // Without a format (a template with no tool support), thinking is still told apart from content.
+    const streamer = new IncrementalToolCallStreamer({
+      format: this.format ?? 'hermes',
+      tools,
+      startsInReasoning: prompt.startsInReasoning,
+      logger: this.logger,
+      requestId,
+    });
+    let firstCallDone = false;
+    const send = (events: ToolCallEvent[]) => {
+      for (const e of events) {
+        emit(e);
+        if (e.type === 'tool_call_end' && parallelToolCalls === false) {
+          firstCallDone = true;
+          stop.abort();
+        }
+      }
+    };
+    const result = await this.host.generate({
+      prompt: prompt.tokens,
+      maxTokens,
+      sampling: samplingOf(options),
+      stop: stopStrings,
+      signal: stop.signal,
+      onText: (text) => {
+        if (!firstCallDone) send(streamer.push(text));
+      },
+      ...(forcedTokens ? { forcedTokens } : {}),
+    });
+    send(streamer.finish());
+    const final = streamer.result!;
+    const message: AssistantReply = { role: 'assistant', content: final.content };
+    if (final.reasoning !== '') message.reasoning = final.reasoning;
+    if (final.calls.length > 0) {
+      message.toolCalls = final.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    }
+    const finishReason: ChatFinishReason = signal?.aborted ? 'abort'
+      : firstCallDone ? 'tool_calls'
+        : result.finishReason === 'abort' ? 'abort'
+          : result.finishReason === 'length' ? 'length'
+            : final.calls.length > 0 ? 'tool_calls' : 'stop';
+    if (prepared.replay && finishReason === 'tool_calls') {
+      this.replayCache!.add({
+        scope: this.scope,
+        calls: final.calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+        content: final.content,
+        reasoning: final.reasoning,
+        tokens: result.tokens,
+        text: spellTokens(this.host.tokenizer, result.tokens),
+        promptChars: prompt.renderedChars,
+        promptHash: prompt.renderedHash,
+      });
+    }
+    return { message, finishReason, usage: result.usage, timings: result.timings };
+  }
+}
+
+function checkTools(tools: unknown): OpenAITool[] {
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw new InvalidArgumentError('tools must be an array', 'tools');
+  const names = new Set<string>();
+  tools.forEach((t: unknown, i) => {
+    const tool = t as OpenAITool | null;
+    const at = `tools[${i}]`;
+    if (tool === null || typeof tool !== 'object' || tool.type !== 'function' || tool.function === null || typeof tool.function !== 'object') {
+      throw new InvalidArgumentError(`${at} must be {type: 'function', function: {name, description?, parameters?}}`, at);
+    }
+    if (typeof tool.function.name !== 'string' || tool.function.name === '') throw new InvalidArgumentError(`${at}.function.name must be a non-empty string`, `${at}.function.name`);
+    if (names.has(tool.function.name)) throw new InvalidArgumentError(`${at}.function.name '${tool.function.name}' is declared twice`, `${at}.function.name`);
+    names.add(tool.function.name);
+    checkDepth(tool, at);
+  });
+  return tools as OpenAITool[];
+}
+
+function chosenTools(tools: OpenAITool[], choice: ToolChoice | undefined): OpenAITool[] {
+  if (choice === undefined || choice === 'auto' || choice === 'required') return tools;
+  if (choice === 'none') return [];
+  if (choice !== null && typeof choice === 'object' && choice.type === 'function' && typeof choice.function?.name === 'string') {
+    const only = tools.filter((t) => t.function.name === choice.function.name);
+    if (only.length === 0) throw new InvalidArgumentError(`toolChoice names '${choice.function.name}', which is not in tools`, 'toolChoice');
+    return only;
+  }
+  throw new InvalidArgumentError("toolChoice must be 'none', 'auto', 'required' or {type: 'function', function: {name}}", 'toolChoice');
+}
+
+function checkVariables(v: unknown): Record<string, unknown> {
+  if (v === undefined) return {};
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InvalidArgumentError('templateVariables must be an object', 'templateVariables');
+  checkDepth(v, 'templateVariables');
+  return v as Record<string, unknown>;
+}
+
+const SAMPLING_KEYS = [
+  'temperature', 'topK', 'topP', 'minP', 'repeatPenalty', 'repeatLastN', 'presencePenalty', 'frequencyPenalty', 'logitBias', 'seed',
+] as const satisfies ReadonlyArray<keyof SamplingOptions>;
+
+function samplingOf(options: ChatOptions): SamplingOptions {
+  const out: Record<string, unknown> = {};
+  for (const k of SAMPLING_KEYS) if (options[k] !== undefined) out[k] = options[k];
+  return out as SamplingOptions;
+}
+
+/** Identifies the weights and vocabulary: recorded token ids are only replayed on the same model. */
+function modelKey(file: GgufFile): string {
+  const h = createHash('sha256');
+  h.update(`${file.fileSize}:${file.dataOffset}:${file.tensors.length}\n`);
+  for (const t of file.tensors) h.update(`${t.name}:${t.type}:${t.dims.join('x')}:${t.offset}\n`);
+  const tokens = file.metadata.get('tokenizer.ggml.tokens');
+  if (Array.isArray(tokens)) for (const t of tokens) h.update(`${String(t)}\0`);
+  return h.digest('hex');
+}
