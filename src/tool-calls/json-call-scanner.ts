@@ -34,6 +34,15 @@ const KEY_ARGS = 2;
 const KEY_ID = 4;
 const KEY_TYPE = 8;
 
+/** The keys a call object may have ("parameters" is Llama's name for "arguments"; "id" is Mistral's). */
+const KEYS = new Map<string, [number, V]>([
+  ['name', [KEY_NAME, V.Name]],
+  ['arguments', [KEY_ARGS, V.Args]],
+  ['parameters', [KEY_ARGS, V.Args]],
+  ['type', [KEY_TYPE, V.Type]],
+  ['id', [KEY_ID, V.Id]],
+]);
+
 /** Longest raw key text worth decoding: every known key is shorter, even fully \u-escaped. */
 const MAX_KEY_RAW = 80;
 
@@ -142,10 +151,7 @@ export abstract class JsonCallScanner extends FormatScanner {
           if (this.vs.failed) return this.fail(text, j);
           this.valueText(text, i, j);
           i = j;
-          if (!this.vs.done) {
-            if (j < n) continue;
-            return i;
-          }
+          if (!this.vs.done) return i;
           this.endValue(text, i);
           this.rs = R.Next;
           continue;
@@ -191,21 +197,16 @@ export abstract class JsonCallScanner extends FormatScanner {
   }
 
   private onKey(text: string, at: number): void {
-    let bit = 0;
-    let kind = V.Other;
-    if (this.capture.length <= MAX_KEY_RAW) {
-      const key = this.captured();
-      if (key === 'name') (bit = KEY_NAME), (kind = V.Name);
-      else if (key === 'arguments' || key === 'parameters') (bit = KEY_ARGS), (kind = V.Args);
-      else if (key === 'type') (bit = KEY_TYPE), (kind = V.Type);
-      else if (key === 'id' && this.allowId) (bit = KEY_ID), (kind = V.Id);
-    }
+    const known = this.capture.length <= MAX_KEY_RAW ? KEYS.get(this.captured()) : undefined;
+    const [bit, kind] = known !== undefined && (known[0] !== KEY_ID || this.allowId) ? known : [0, V.Other];
     if (bit === 0 || this.seen & bit) {
+      // An unknown or repeated key: not a call.
       this.notACall(text, at);
-      kind = V.Other;
+      this.valueKind = V.Other;
+    } else {
+      this.valueKind = kind;
     }
     this.seen |= bit;
-    this.valueKind = kind;
   }
 
   private beginValue(text: string, at: number, c: number): void {
