@@ -49,3 +49,19 @@ export const MODEL_LOGPROB_TOLERANCE = {
   /** Q8_0 and Q4_0 weights (activations quantized to Q8 blocks, as llama.cpp does). */
   quantized: 0.05,
 };
+
+/** maxRelError of the WebGPU kernels (test/gpu) against src/reference. */
+export const WEBGPU_TOLERANCES = {
+  /** Dequantized exactly as the reference; a K-quant's d * q - m may be fused into one multiply-add. */
+  getRows: 1e-6,
+  /** float32 tree sum of squares vs float64. */
+  rmsNorm: 1e-5,
+  /** float32 online softmax (running max and sum over chunks of rows) vs float64. */
+  attention: 1e-5,
+  /** GPU exp is within a few ulp (Vulkan allows 3 + 2|x|), vs float64. */
+  elementwise: 1e-5,
+  /** Against the reference on the activations as the kernels see them (rounded to fp16/bf16 or
+   *  quantized to Q8_0/Q8_K, exactly as the CPU does): integer block sums are exact, only the
+   *  float32 accumulation of unit results differs. Measured below 2e-6 at 512 columns. */
+  mulMatSameOperands: 1e-5,
+};

@@ -1,0 +1,39 @@
+// Decode attention, first pass: scale * q_h . k_j for every head h and cache row j <= position
+// (one query token). One invocation per (head, row); softmax and attention_values follow.
+#if F16
+enable f16;
+#endif
+#include "kv"
+
+struct Params {
+  n_heads: u32,
+  n_kv_heads: u32,
+  head_dim: u32,
+  ctx: u32, // row stride of the scores
+  scale: f32,
+}
+
+@group(0) @binding(0) var<storage, read> q: array<f32>;
+#if F16
+@group(0) @binding(1) var<storage, read> kc: array<f16>;
+@group(0) @binding(2) var<storage, read> vc: array<f16>;
+#else
+@group(0) @binding(1) var<storage, read> kc: array<u32>;
+@group(0) @binding(2) var<storage, read> vc: array<u32>;
+#endif
+@group(0) @binding(3) var<storage, read> positions: array<i32>;
+@group(0) @binding(4) var<storage, read_write> scores: array<f32>;
+@group(0) @binding(5) var<uniform> p: Params;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = gid.x + gid.y * nwg.x * WG;
+  let n = u32(positions[0]) + 1u;
+  if (i >= p.n_heads * n) { return; }
+  let h = i / n;
+  let j = i % n;
+  let kv_base = j * p.n_kv_heads * p.head_dim + (h / (p.n_heads / p.n_kv_heads)) * p.head_dim;
+  var dot = 0.0;
+  for (var d = 0u; d < p.head_dim; d++) { dot += q[h * p.head_dim + d] * k_at(kv_base + d); }
+  scores[h * p.ctx + j] = dot * p.scale;
+}

@@ -1,0 +1,161 @@
+// Reads GGML weight blocks in place from `w` (the including shader's array<u32> binding). WGSL has
+// no 8- or 16-bit loads and Q8_0/Q4_0/Q6_K blocks (34/18/210 bytes) start at any even byte, so
+// everything goes through 32-bit word reads and shifts. Block offsets (Q8_0_QS, ...) come from
+// src/backend/webgpu/block-layouts.ts.
+#include "half"
+
+// The 4 bytes at an even byte offset.
+fn load_u32_at(byte: u32) -> u32 {
+  let i = byte >> 2u;
+  if ((byte & 2u) == 0u) { return w[i]; }
+  return (w[i] >> 16u) | (w[i + 1u] << 16u);
+}
+
+fn load_u16_at(byte: u32) -> u32 { return (w[byte >> 2u] >> ((byte & 2u) * 8u)) & 0xffffu; }
+
+fn load_u8_at(byte: u32) -> u32 { return (w[byte >> 2u] >> ((byte & 3u) * 8u)) & 0xffu; }
+
+fn load_i8_at(byte: u32) -> i32 { return (i32(load_u8_at(byte)) << 24u) >> 24u; }
+
+fn load_f16_at(byte: u32) -> f32 { return f16_to_f32(load_u16_at(byte)); }
+
+// Bytewise v - k for bytes v, k < 128, as two's-complement int8 (no borrow between bytes).
+fn bytes_minus(v: u32, k: u32) -> u32 { return ((v | 0x80808080u) - k) ^ 0x80808080u; }
+
+// Sub-block j's 6-bit scale and min of a Q4_K/Q5_K block (ggml's get_scale_min_k4).
+fn scale_min_k4(block: u32, j: u32) -> vec2<u32> {
+  let s = block + Q4_K_SCALES;
+  if (j < 4u) { return vec2<u32>(load_u8_at(s + j) & 63u, load_u8_at(s + j + 4u) & 63u); }
+  let hi = load_u8_at(s + j + 4u);
+  return vec2<u32>((hi & 0x0fu) | ((load_u8_at(s + j - 4u) >> 6u) << 4u), (hi >> 4u) | ((load_u8_at(s + j) >> 6u) << 4u));
+}
+
+// ---- One value: value c of the row starting at byte `row` (get_rows).
+
+fn weight_value(row: u32, c: u32) -> f32 {
+  if (DTYPE == T_F32) { return bitcast<f32>(w[(row >> 2u) + c]); }
+  if (DTYPE == T_F16) { return f16_to_f32(load_u16_at(row + 2u * c)); }
+  if (DTYPE == T_BF16) { return bf16_to_f32(load_u16_at(row + 2u * c)); }
+  let j = c % 32u;
+  if (DTYPE == T_Q8_0) {
+    let b = row + (c / 32u) * Q8_0_BYTES;
+    return f32(load_i8_at(b + Q8_0_QS + j)) * load_f16_at(b + Q8_0_D);
+  }
+  if (DTYPE == T_Q4_0) {
+    let b = row + (c / 32u) * Q4_0_BYTES;
+    let byte = load_u8_at(b + Q4_0_QS + j % 16u);
+    let nib = select(byte & 15u, byte >> 4u, j >= 16u);
+    return f32(i32(nib) - 8) * load_f16_at(b + Q4_0_D);
+  }
+  let i = c % 256u;
+  if (DTYPE == T_Q4_K || DTYPE == T_Q5_K) {
+    let b = row + (c / 256u) * select(Q5_K_BYTES, Q4_K_BYTES, DTYPE == T_Q4_K);
+    let sub = i / 32u;
+    let sm = scale_min_k4(b, sub);
+    let g = i / 64u;
+    let l = i % 32u;
+    let byte = load_u8_at(b + select(Q5_K_QS, Q4_K_QS, DTYPE == T_Q4_K) + 32u * g + l);
+    var q = select(byte & 15u, byte >> 4u, (sub & 1u) != 0u);
+    if (DTYPE == T_Q5_K) { q |= ((load_u8_at(b + Q5_K_QH + l) >> sub) & 1u) << 4u; }
+    let dj = load_f16_at(b + Q4_K_D) * f32(sm.x);
+    let mj = load_f16_at(b + Q4_K_DMIN) * f32(sm.y);
+    return dj * f32(q) - mj;
+  }
+  // Q6_K
+  let b = row + (c / 256u) * Q6_K_BYTES;
+  let h = i / 128u;
+  let l = i % 128u;
+  let quarter = l / 32u;
+  let byte = load_u8_at(b + Q6_K_QL + 64u * h + l % 32u + select(0u, 32u, (quarter & 1u) != 0u));
+  let low = select(byte & 15u, byte >> 4u, quarter >= 2u);
+  let high = (load_u8_at(b + Q6_K_QH + 32u * h + l % 32u) >> (2u * quarter)) & 3u;
+  return load_f16_at(b + Q6_K_D) * f32(load_i8_at(b + Q6_K_SCALES + i / 16u)) * f32(i32(low | (high << 4u)) - 32);
+}
+
+// ---- Units for dot products. Quantized types: 32 values as packed int8, contributing
+// d * (s0 * dot(first 16) + s1 * dot(last 16)) - m * sum(activations), each integer dot exact,
+// as ggml's integer dot products are. Float types: 4 values.
+
+struct QUnit {
+  q: array<u32, 8>,
+  d: f32,
+  s0: i32,
+  s1: i32,
+  m: f32,
+}
+
+// Unit u (values 32u .. 32u + 31) of the row at byte `row`.
+fn weight_unit(row: u32, u: u32) -> QUnit {
+  var r: QUnit;
+  r.s0 = 1;
+  r.s1 = 1;
+  r.m = 0.0;
+  if (DTYPE == T_Q8_0) {
+    let b = row + u * Q8_0_BYTES;
+    r.d = load_f16_at(b + Q8_0_D);
+    for (var k = 0u; k < 8u; k++) { r.q[k] = load_u32_at(b + Q8_0_QS + 4u * k); }
+  } else if (DTYPE == T_Q4_0) {
+    let b = row + u * Q4_0_BYTES;
+    r.d = load_f16_at(b + Q4_0_D);
+    for (var k = 0u; k < 4u; k++) {
+      let v = load_u32_at(b + Q4_0_QS + 4u * k);
+      r.q[k] = bytes_minus(v & 0x0f0f0f0fu, 0x08080808u);
+      r.q[k + 4u] = bytes_minus((v >> 4u) & 0x0f0f0f0fu, 0x08080808u);
+    }
+  } else if (DTYPE == T_Q4_K || DTYPE == T_Q5_K) {
+    let is5 = DTYPE == T_Q5_K;
+    let b = row + (u / 8u) * select(Q4_K_BYTES, Q5_K_BYTES, is5);
+    let sub = u % 8u;
+    let sm = scale_min_k4(b, sub);
+    r.d = load_f16_at(b + Q4_K_D);
+    r.s0 = i32(sm.x);
+    r.s1 = r.s0;
+    r.m = load_f16_at(b + Q4_K_DMIN) * f32(sm.y);
+    // K-quant blocks are 144 and 176 bytes: their nibble and high-bit arrays are word aligned.
+    let qs = (b + select(Q4_K_QS, Q5_K_QS, is5)) / 4u + 8u * (sub / 2u);
+    let shift = 4u * (sub & 1u);
+    for (var k = 0u; k < 8u; k++) {
+      var v = (w[qs + k] >> shift) & 0x0f0f0f0fu;
+      if (is5) { v |= ((w[(b + Q5_K_QH) / 4u + k] >> sub) & 0x01010101u) << 4u; }
+      r.q[k] = v;
+    }
+  } else {
+    // Q6_K: chunk u % 8 of 32 values has two 16-value scales.
+    let b = row + (u / 8u) * Q6_K_BYTES;
+    let j = u % 8u;
+    let h = j / 4u;
+    let quarter = j % 4u;
+    r.d = load_f16_at(b + Q6_K_D);
+    r.s0 = load_i8_at(b + Q6_K_SCALES + 2u * j);
+    r.s1 = load_i8_at(b + Q6_K_SCALES + 2u * j + 1u);
+    let ql = b + Q6_K_QL + 64u * h + select(0u, 32u, (quarter & 1u) != 0u);
+    let qh = b + Q6_K_QH + 32u * h;
+    for (var k = 0u; k < 8u; k++) {
+      let lo = (load_u32_at(ql + 4u * k) >> select(0u, 4u, quarter >= 2u)) & 0x0f0f0f0fu;
+      let hi = (load_u32_at(qh + 4u * k) >> (2u * quarter)) & 0x03030303u;
+      r.q[k] = bytes_minus(lo | (hi << 4u), 0x20202020u);
+    }
+  }
+  return r;
+}
+
+// Values c .. c + 3 of a float row (zero past `cols`). With shader-f16, F16 rows (whose width is then
+// a multiple of 4) are read 8 bytes at a time through `wh`, the same buffer seen as vec4<f16>.
+fn weight_vec4(row: u32, c: u32, cols: u32) -> vec4<f32> {
+#if F16
+  if (DTYPE == T_F16) { return vec4<f32>(wh[(row + 2u * c) / 8u]); }
+#endif
+  var v: vec4<f32>;
+  for (var i = 0u; i < 4u; i++) {
+    if (c + i < cols) {
+      if (DTYPE == T_F32) {
+        v[i] = bitcast<f32>(w[(row >> 2u) + c + i]);
+      } else if (DTYPE == T_F16) {
+        v[i] = f16_to_f32(load_u16_at(row + 2u * (c + i)));
+      } else {
+        v[i] = bf16_to_f32(load_u16_at(row + 2u * (c + i)));
+      }
+    }
+  }
+  return v;
+}
