@@ -367,3 +367,27 @@ describe('reconciliation', () => {
     expect(warnings).toHaveLength(1);
   });
 });
+
+describe('hostile input', () => {
+  it('ignores non-string pushes and survives missing tools', () => {
+    const s = new IncrementalToolCallStreamer({ format: 'hermes', tools: undefined as never });
+    expect(s.push(undefined as never)).toEqual([]);
+    expect(s.push(42 as never)).toEqual([]);
+    s.push('<tool_call>{"name": "search", "arguments": {}}</tool_call>');
+    s.finish();
+    expect(s.result!.calls).toEqual([]);
+  });
+
+  it('rejects an unknown format when constructed, with a typed error', () => {
+    expect(() => new IncrementalToolCallStreamer({ format: 'xml' as never, tools: [] })).toThrow(/unknown tool-call format/);
+  });
+
+  it('control characters, lone surrogates and NULs pass through as content', () => {
+    const text = 'a\u0000b\ud800c\udc00\u001f<tool_call>\u0000</tool_call>';
+    for (const chunks of [[text], text.split('')]) {
+      const run = streamChunks(chunks, { format: 'hermes' });
+      checkRun(run, chunks, true);
+      expect(run.received.content).toBe(text);
+    }
+  });
+});
