@@ -10,3 +10,11 @@ export * from './model/errors.js';
 export { loadTokenizer } from './tokenizer/load-tokenizer.js';
 export type { Tokenizer } from './tokenizer/tokenizer.js';
 export * from './tool-calls/index.js';
+export type {
+  ChatOptions, ChatResult, ChatStreamEvent, ChatFinishReason, ChatLogger, ExplainCacheOptions,
+} from './runtime/chat.js';
+export type { CacheExplanation, CacheDivergence } from './runtime/explain-cache.js';
+export type { ChatMessage, ChatToolCall, ChatTextPart, ToolChoice, AssistantReply } from './chat/messages.js';
+export { ChatTemplate, type RenderContext, type ChatTemplateOptions } from './chat/chat-template.js';
+export { ChatTemplateError, ChatTemplateSyntaxError, NoChatTemplateError } from './chat/errors.js';
+export { ReplayCache, type ReplayCacheOptions, type ReplayRecord } from './chat/replay-cache.js';
