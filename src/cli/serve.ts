@@ -7,7 +7,6 @@ import { parseArgs } from 'node:util';
 import { InvalidArgumentError } from '../errors.js';
 import { Runtime } from '../runtime/runtime.js';
 import { createServer, DEFAULT_BODY_LIMIT, DEFAULT_RESPONSES_STORE, DEFAULT_SHUTDOWN_GRACE_MS, STDERR_LOGGER } from '../server/create-server.js';
-import type { ServedRuntime } from '../server/server-context.js';
 
 export const SERVE_USAGE = `usage: kiln serve --model FILE [options]
   --chat-template FILE   Jinja chat template (for models whose GGUF has none)
@@ -70,7 +69,7 @@ export async function serve(argv: string[]): Promise<number> {
   const bodyLimit = int('body-limit', values['body-limit'], 1);
   const storeSize = int('responses-store', values['responses-store'], 0);
   const server = createServer({
-    runtime: runtime as unknown as ServedRuntime,
+    runtime,
     modelId: values['model-name'] ?? basename(values.model).replace(/\.gguf$/i, ''),
     ...(apiKey ? { apiKey } : {}),
     ...(bodyLimit !== undefined ? { bodyLimit } : {}),

@@ -7,8 +7,9 @@
 // (tool_call_end), while later calls are still being generated. A confirmed call whose arguments
 // are still empty cannot close yet (the end of stream may fill them in): it becomes a barrier, and
 // everything after it waits until the end. A call that started but will never be confirmed is
-// closed when the next block starts and does not count toward stop_reason "tool_use". The
-// encoder also records the blocks, which is the non-streaming response body.
+// closed when the next block starts and does not count toward stop_reason "tool_use". Text that
+// is only whitespace opens no block. The encoder also records the blocks, which is the
+// non-streaming response body.
 import type { ToolCallLogger } from '../tool-calls/types.js';
 import { type GenerationDone, type GenerationStart, type StreamEncoder, type ToolCallEvent, sseEvent } from './generation-events.js';
 
@@ -55,6 +56,7 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
   /** A confirmed call with empty arguments: its block stays open and later events wait. */
   private barrier: OpenBlock | null = null;
   private readonly held: ToolCallEvent[] = [];
+  private pendingSpace = '';
   private start: GenerationStart = { promptTokens: 0, cachedTokens: 0 };
   private stopReason: AnthropicStopReason = 'end_turn';
 
@@ -127,9 +129,22 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
       case 'content':
       case 'reasoning': {
         const kind = ev.type === 'content' ? 'text' : 'thinking';
+        let text = ev.text;
         let out = '';
-        if (this.current?.kind !== kind) out += this.begin(kind, -1, '', '');
-        return out + this.delta(this.current!, ev.text);
+        if (this.current?.kind !== kind) {
+          // Whitespace alone does not open a block (models write newlines between calls and
+          // after thinking); it goes out with the block's first visible text.
+          if (kind === 'text' && text.trim() === '') {
+            this.pendingSpace += text;
+            return '';
+          }
+          out += this.begin(kind, -1, '', '');
+        }
+        if (kind === 'text') {
+          text = this.pendingSpace + text;
+          this.pendingSpace = '';
+        }
+        return out + this.delta(this.current!, text);
       }
       case 'tool_call_start':
         if (this.byCall.has(ev.index)) return '';
@@ -154,6 +169,7 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
 
   private begin(kind: OpenBlock['kind'], call: number, id: string, name: string): string {
     let out = '';
+    if (kind !== 'text') this.pendingSpace = '';
     if (this.current !== null) out += this.close(this.current);
     const block: OpenBlock = { index: this.blocks.length, kind, call, id, name, args: '', ended: false, closed: false, text: '' };
     this.blocks.push(block);

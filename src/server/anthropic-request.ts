@@ -2,15 +2,16 @@
 // content blocks become OpenAI-shaped messages (tool_use -> tool_calls with the input as JSON
 // text, tool_result -> tool messages, thinking -> reasoning_content), tools and tool_choice map
 // to their OpenAI equivalents.
+import type { ChatMessage, ChatToolCall } from '../chat/messages.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { OpenAITool } from '../tool-calls/types.js';
-import { type ChatMessageIn, type ChatRequest, type ChatToolCallIn, MAX_MESSAGES, MAX_STOP, MAX_TOOLS, checkToolName, checkUniqueNames, namedChoice } from './chat-request.js';
+import { type ChatRequest, MAX_MESSAGES, MAX_STOP, MAX_TOOLS, checkToolName, checkUniqueNames, namedChoice } from './chat-request.js';
 import { type Fields, invalid } from './fields.js';
 import { anthropicSampling } from './sampling-fields.js';
 
 export function readAnthropicRequest(f: Fields): ChatRequest {
   const maxTokens = f.number('max_tokens', { required: true, min: 1, max: 2 ** 31 - 1, integer: true })!;
-  const messages: ChatMessageIn[] = [];
+  const messages: ChatMessage[] = [];
   const system = readSystem(f);
   if (system !== undefined) messages.push({ role: 'system', content: system });
   const list = f.objects('messages', { required: true, nonEmpty: true, max: MAX_MESSAGES })!;
@@ -66,17 +67,17 @@ function readSystem(f: Fields): string | undefined {
 }
 
 /** One Anthropic message -> one or more OpenAI messages (each tool_result is its own tool message). */
-function readMessage(m: Fields): ChatMessageIn[] {
+function readMessage(m: Fields): ChatMessage[] {
   const role = m.oneOf('role', ['user', 'assistant']);
   if (role === undefined) throw new InvalidArgumentError(`'${m.at('role')}' is required: "user" or "assistant".`, m.at('role'));
   const content = m.raw('content');
   if (content === undefined) throw new InvalidArgumentError(`'${m.at('content')}' is required: a string or a list of content blocks.`, m.at('content'));
   if (typeof content === 'string') return [{ role, content }];
 
-  const out: ChatMessageIn[] = [];
+  const out: ChatMessage[] = [];
   let text: string | null = null;
   let reasoning: string | undefined;
-  const calls: ChatToolCallIn[] = [];
+  const calls: ChatToolCall[] = [];
   for (const b of m.objects('content')!) {
     const type = b.string('type', { required: true });
     switch (type) {
@@ -107,7 +108,7 @@ function readMessage(m: Fields): ChatMessageIn[] {
     }
   }
   if (role === 'assistant') {
-    const msg: ChatMessageIn = { role, content: text };
+    const msg: ChatMessage = { role, content: text };
     if (calls.length > 0) msg.tool_calls = calls;
     if (reasoning !== undefined) msg.reasoning_content = reasoning;
     out.push(msg);

@@ -1,6 +1,7 @@
 // The chat request every chat route builds from its protocol's body: OpenAI-shaped messages and
 // tools (the chat layer's input), the tool choice, limits and sampling, plus the filter the server
 // applies to the streamed calls. Also the readers for the OpenAI shapes, shared by the routes.
+import type { ChatMessage, ChatToolCall, ToolChoice } from '../chat/messages.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import type { OpenAITool } from '../tool-calls/types.js';
@@ -14,27 +15,10 @@ export const MAX_TOOLS = 1024;
 /** Stop strings per request (OpenAI allows 4; the runtime scans each on every token). */
 export const MAX_STOP = 16;
 
-export interface ChatToolCallIn {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
-export interface ChatMessageIn {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  content: string | null;
-  name?: string;
-  tool_calls?: ChatToolCallIn[];
-  tool_call_id?: string;
-  reasoning_content?: string;
-}
-
-export type ChatToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
-
 export interface ChatRequest {
-  messages: ChatMessageIn[];
+  messages: ChatMessage[];
   tools: OpenAITool[];
-  toolChoice: ChatToolChoice;
+  toolChoice: ToolChoice;
   parallelToolCalls: boolean;
   maxTokens: number;
   stop: string[];
@@ -75,12 +59,12 @@ export function readTextContent(f: Fields, key: string, opts: { allowNull: boole
   return text;
 }
 
-export function readOpenAIMessages(f: Fields): ChatMessageIn[] {
+export function readOpenAIMessages(f: Fields): ChatMessage[] {
   const list = f.objects('messages', { required: true, nonEmpty: true, max: MAX_MESSAGES })!;
   return list.map((m) => {
     const role = m.oneOf('role', ROLES);
     if (role === undefined) throw new InvalidArgumentError(`'${m.at('role')}' is required: one of ${ROLES.join(', ')}.`, m.at('role'));
-    const msg: ChatMessageIn = { role, content: readTextContent(m, 'content', { allowNull: role === 'assistant' }) };
+    const msg: ChatMessage = { role, content: readTextContent(m, 'content', { allowNull: role === 'assistant' }) };
     const name = m.string('name');
     if (name !== undefined) msg.name = name;
     if (role === 'assistant') {
@@ -94,7 +78,7 @@ export function readOpenAIMessages(f: Fields): ChatMessageIn[] {
   });
 }
 
-function readToolCall(c: Fields): ChatToolCallIn {
+function readToolCall(c: Fields): ChatToolCall {
   c.oneOf('type', ['function']);
   const fn = c.object('function', { required: true })!;
   return {
@@ -141,7 +125,7 @@ export function checkUniqueNames(tools: OpenAITool[], path: string): void {
 }
 
 /** OpenAI's tool_choice (chat shape `{type, function: {name}}` or Responses' flat `{type, name}`). */
-export function readOpenAIToolChoice(f: Fields, tools: OpenAITool[]): ChatToolChoice {
+export function readOpenAIToolChoice(f: Fields, tools: OpenAITool[]): ToolChoice {
   const v = f.raw('tool_choice');
   if (v === undefined) return 'auto';
   if (typeof v === 'string') {
@@ -158,7 +142,7 @@ export function readOpenAIToolChoice(f: Fields, tools: OpenAITool[]): ChatToolCh
   return namedChoice(tools, name, 'tool_choice');
 }
 
-export function namedChoice(tools: OpenAITool[], name: string, path: string): ChatToolChoice {
+export function namedChoice(tools: OpenAITool[], name: string, path: string): ToolChoice {
   if (!tools.some((t) => t.function.name === name)) {
     throw new InvalidArgumentError(`'${path}' names the tool '${name}', which the request does not declare in 'tools'.`, path);
   }

@@ -1,28 +1,35 @@
-// The one adapter between a ChatRequest and runtime.chatStream(): the chat layer's events go to
-// the sink unchanged (they are the tool-call streamer's events), its final event becomes `done`.
-import type { GenerationRun } from './generation-reply.js';
+// The one adapter between a ChatRequest and runtime.chatStream(): the chat layer's events (the
+// tool-call streamer's) go to the sink unchanged; its final event becomes `done`.
+import type { ChatStreamEvent } from '../runtime/chat.js';
 import type { ChatRequest } from './chat-request.js';
+import type { GenerationRun } from './generation-reply.js';
 import type { ServerContext } from './server-context.js';
 
 export function chatRun(ctx: ServerContext, req: ChatRequest): GenerationRun {
+  // A named tool choice is applied by the server's filter, not by narrowing the declared tools: the
+  // streamer must still recognise calls to the other tools so they are dropped, not shown as text.
+  // For the same reason the chat layer must not stop at the first call (it may be a dropped one).
+  const named = typeof req.toolChoice === 'object';
   return async (sink, signal) => {
-    const stream = ctx.runtime.chatStream({
+    const events: AsyncIterable<ChatStreamEvent> = ctx.runtime.chatStream({
       ...req.sampling,
       messages: req.messages,
       tools: req.tools,
-      toolChoice: req.toolChoice,
-      parallelToolCalls: req.parallelToolCalls,
+      toolChoice: named ? 'auto' : req.toolChoice,
+      parallelToolCalls: named || req.parallelToolCalls,
       maxTokens: req.maxTokens,
       stop: req.stop,
       signal,
       ...(req.enableThinking !== undefined ? { enableThinking: req.enableThinking } : {}),
     });
-    for await (const ev of stream) {
-      if (ev.type === 'done') {
-        return { done: { finishReason: ev.finishReason, usage: ev.usage }, timings: ev.timings };
+    for await (const ev of events) {
+      if (ev.type !== 'done') {
+        sink.push(ev);
+        continue;
       }
-      if (ev.type === 'start') sink.start({ promptTokens: ev.promptTokens, cachedTokens: ev.cachedTokens });
-      else sink.push(ev);
+      const { finishReason, usage, timings } = ev.result;
+      // tool_calls is decided by the encoders from what reached the client.
+      return { done: { finishReason: finishReason === 'tool_calls' ? 'stop' : finishReason, usage }, timings };
     }
     throw new Error('chatStream ended without a done event');
   };

@@ -2,7 +2,7 @@
 // one output item per message segment, reasoning segment and call (output_item.added, its content
 // part and deltas, the .done events, output_item.done), then response.completed (or
 // response.incomplete when the token limit cut it). Every event carries a sequence_number. Item
-// ids are minted once, when the item is added; the items recorded here are exactly the ones
+// ids are minted once, when the item is added; whitespace alone opens no message item; the items recorded here are exactly the ones
 // streamed, in order, and become the response object (and what the store keeps). A call that
 // started but was never confirmed is closed as `incomplete`.
 import type { Usage } from '../generate/generate.js';
@@ -58,6 +58,7 @@ export class ResponsesEncoder implements StreamEncoder {
   private current: Current | null = null;
   private readonly calls = new Map<number, Current>();
   private readonly warned = new Set<number>();
+  private pendingSpace = '';
 
   constructor(
     readonly response: ResponseObject,
@@ -72,10 +73,20 @@ export class ResponsesEncoder implements StreamEncoder {
   push(ev: ToolCallEvent): string {
     switch (ev.type) {
       case 'content': {
-        let out = this.current?.item.type === 'message' ? '' : this.begin(this.messageItem(), -1);
+        let out = '';
+        if (this.current?.item.type !== 'message') {
+          // Whitespace alone (between calls, after reasoning) opens no message item.
+          if (ev.text.trim() === '') {
+            this.pendingSpace += ev.text;
+            return '';
+          }
+          out += this.begin(this.messageItem(), -1);
+        }
         const { item, outputIndex } = this.current!;
-        if (item.type === 'message') item.content[0]!.text += ev.text;
-        out += this.event('response.output_text.delta', { item_id: item.id, output_index: outputIndex, content_index: 0, delta: ev.text, logprobs: [] });
+        const delta = this.pendingSpace + ev.text;
+        this.pendingSpace = '';
+        if (item.type === 'message') item.content[0]!.text += delta;
+        out += this.event('response.output_text.delta', { item_id: item.id, output_index: outputIndex, content_index: 0, delta, logprobs: [] });
         return out;
       }
       case 'reasoning': {
@@ -146,6 +157,7 @@ export class ResponsesEncoder implements StreamEncoder {
   }
 
   private begin(item: ResponseOutputItem, call: number): string {
+    if (item.type !== 'message') this.pendingSpace = '';
     let out = this.current ? this.close(this.current, false) : '';
     const cur: Current = { item, outputIndex: this.response.output.length, call };
     this.response.output.push(item);

@@ -1,10 +1,11 @@
 // An OpenAI Responses request -> the server's ChatRequest. Input items (messages,
 // function_call, function_call_output) become OpenAI-shaped chat messages; a previous response's
 // stored conversation goes first; `instructions` become a system message for this turn only.
+import type { ChatMessage, ChatToolCall } from '../chat/messages.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { OpenAITool } from '../tool-calls/types.js';
 import {
-  type ChatMessageIn, type ChatRequest, MAX_MESSAGES, MAX_TOOLS, checkToolName, checkUniqueNames, readOpenAIToolChoice, readSchema, readTextContent,
+  type ChatRequest, MAX_MESSAGES, MAX_TOOLS, checkToolName, checkUniqueNames, readOpenAIToolChoice, readSchema, readTextContent,
 } from './chat-request.js';
 import type { Fields } from './fields.js';
 import type { ResponseOutputItem } from './responses-encoder.js';
@@ -13,13 +14,13 @@ import { openAISampling } from './sampling-fields.js';
 export interface ResponsesRequest {
   chat: ChatRequest;
   /** The conversation this turn adds to (previous + input), without instructions. */
-  conversation: ChatMessageIn[];
+  conversation: ChatMessage[];
 }
 
-export function readResponsesRequest(f: Fields, previous: ChatMessageIn[], contextSize: number, vocabSize: number): ResponsesRequest {
+export function readResponsesRequest(f: Fields, previous: ChatMessage[], contextSize: number, vocabSize: number): ResponsesRequest {
   const conversation = [...previous, ...readInput(f)];
   const instructions = f.string('instructions');
-  const messages: ChatMessageIn[] = instructions !== undefined ? [{ role: 'system', content: instructions }, ...conversation] : conversation;
+  const messages: ChatMessage[] = instructions !== undefined ? [{ role: 'system', content: instructions }, ...conversation] : conversation;
   if (messages.length === 0) throw new InvalidArgumentError(`'input' is required: a string or a list of input items.`, 'input');
 
   const tools: OpenAITool[] = (f.objects('tools', { max: MAX_TOOLS }) ?? []).map((t) => {
@@ -51,11 +52,11 @@ export function readResponsesRequest(f: Fields, previous: ChatMessageIn[], conte
   return { chat, conversation };
 }
 
-function readInput(f: Fields): ChatMessageIn[] {
+function readInput(f: Fields): ChatMessage[] {
   const v = f.raw('input');
   if (v === undefined) return [];
   if (typeof v === 'string') return [{ role: 'user', content: v }];
-  const out: ChatMessageIn[] = [];
+  const out: ChatMessage[] = [];
   for (const item of f.objects('input', { max: MAX_MESSAGES })!) {
     const type = item.string('type') ?? 'message';
     switch (type) {
@@ -94,16 +95,16 @@ function readInput(f: Fields): ChatMessageIn[] {
 }
 
 /** A response's output items as the assistant turn a later request continues from. */
-export function outputAsMessages(output: ResponseOutputItem[]): ChatMessageIn[] {
+export function outputAsMessages(output: ResponseOutputItem[]): ChatMessage[] {
   let content: string | null = null;
   let reasoning: string | undefined;
-  const calls: NonNullable<ChatMessageIn['tool_calls']> = [];
+  const calls: NonNullable<ChatMessage['tool_calls']> = [];
   for (const item of output) {
     if (item.type === 'message') content = (content ?? '') + item.content.map((p) => p.text).join('');
     else if (item.type === 'reasoning') reasoning = (reasoning ?? '') + item.content.map((p) => p.text).join('');
     else if (item.status === 'completed') calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
   }
-  const msg: ChatMessageIn = { role: 'assistant', content };
+  const msg: ChatMessage = { role: 'assistant', content };
   if (calls.length > 0) msg.tool_calls = calls;
   if (reasoning !== undefined) msg.reasoning_content = reasoning;
   return [msg];

@@ -1,37 +1,19 @@
 // What every route shares: the runtime, the served model's name, metrics, the Responses store,
 // the logger, and the server-wide cancel signal used by graceful shutdown.
 import type { FastifyReply } from 'fastify';
-import type { FinishReason, Timings, Usage } from '../generate/generate.js';
+import type { ChatOptions, ChatStreamEvent } from '../runtime/chat.js';
 import type { CompleteOptions, CompleteResult, RuntimeInfo } from '../runtime/runtime.js';
-import type { SamplingOptions } from '../sampling/sampling-options.js';
-import type { OpenAITool, ToolCallEvent, ToolCallLogger } from '../tool-calls/types.js';
-import type { ChatMessageIn, ChatToolChoice } from './chat-request.js';
+import type { ToolCallLogger } from '../tool-calls/types.js';
 import { GenerationCancelledError, ModelNotFoundError } from './errors.js';
 import { Metrics } from './metrics.js';
 import { ResponsesStore } from './responses-store.js';
-
-export interface ChatStreamOptions extends SamplingOptions {
-  messages: ChatMessageIn[];
-  tools: OpenAITool[];
-  toolChoice: ChatToolChoice;
-  parallelToolCalls: boolean;
-  maxTokens: number;
-  stop: string[];
-  signal: AbortSignal;
-  enableThinking?: boolean;
-}
-
-export type ChatStreamEvent =
-  | ToolCallEvent
-  | { type: 'start'; promptTokens: number; cachedTokens: number }
-  | { type: 'done'; finishReason: FinishReason; usage: Usage; timings: Timings };
 
 /** The part of Runtime the server uses. */
 export interface ServedRuntime {
   readonly info: RuntimeInfo;
   readonly tokenizer: { readonly vocabSize: number };
   complete(options: CompleteOptions): Promise<CompleteResult>;
-  chatStream(options: ChatStreamOptions): AsyncIterable<ChatStreamEvent>;
+  chatStream(options: ChatOptions): AsyncIterable<ChatStreamEvent>;
   tokenize(text: string, opts?: { addBos?: boolean; parseSpecial?: boolean }): number[];
   detokenize(ids: ArrayLike<number>): string;
 }

@@ -195,6 +195,14 @@ describe('AnthropicMessagesEncoder', () => {
     expect(e.result.content).toEqual([{ type: 'text', text: '<tool_call>{"name": "ls", "p"' }]);
   });
 
+  it('opens no text block for whitespace alone, and keeps it when text follows', () => {
+    const e = enc();
+    const out = json(frames(e, [start(0, 'ls'), args(0, '{}'), end(0), content('\n'), start(1, 'ls'), args(1, '{}'), end(1), content('\n'), content('ok')]).join(''));
+    const starts = out.filter((x) => x.event === 'content_block_start').map((x) => x.data.content_block.type);
+    expect(starts).toEqual(['tool_use', 'tool_use', 'text']);
+    expect(e.result.content.at(-1)).toEqual({ type: 'text', text: '\nok' });
+  });
+
   it('streams reasoning as a thinking block', () => {
     const out = json(frames(enc(), [{ type: 'reasoning', text: 'hmm' }, content('ok')]).join(''));
     expect(out[2]!.data.content_block).toEqual({ type: 'thinking', thinking: '', signature: '' });
@@ -230,6 +238,12 @@ describe('ResponsesEncoder', () => {
     expect(doneItems[1]).toMatchObject({ type: 'function_call', status: 'completed', call_id: 'call_a', name: 'ls', arguments: '{"p":1}' });
     expect(completed).toMatchObject({ status: 'completed', usage: { input_tokens: 10, output_tokens: 7, input_tokens_details: { cached_tokens: 4 } } });
     expect(e.calledTools).toBe(true);
+  });
+
+  it('opens no message item for whitespace alone', () => {
+    const e = new ResponsesEncoder(response(), silentLogger());
+    frames(e, [content('\n\n'), start(0, 'ls'), args(0, '{}'), end(0), content('\n')]);
+    expect(e.response.output.map((i) => i.type)).toEqual(['function_call']);
   });
 
   it('closes an unconfirmed call as incomplete, and ends with response.incomplete at the token limit', () => {

@@ -31,7 +31,7 @@ export async function startServer(
 ): Promise<Running> {
   const runtime = await Runtime.load({ model: STORIES, threads: 1, ...load } as LoadOptions);
   const logs: Running['logs'] = [];
-  const served = wrap(runtime as unknown as ServedRuntime);
+  const served = wrap(runtime);
   const server = createServer({ runtime: served, modelId: 'stories260K', logger: memoryLogger(logs), ...options });
   const { url } = await server.listen({ host: '127.0.0.1', port: 0 });
   return {

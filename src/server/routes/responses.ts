@@ -1,7 +1,7 @@
 // POST /v1/responses: OpenAI Responses over the chat layer, streamed or not; responses are stored
 // (store defaults to true) so a later request can continue with previous_response_id.
 import type { FastifyInstance } from 'fastify';
-import type { ChatMessageIn } from '../chat-request.js';
+import type { ChatMessage } from '../../chat/messages.js';
 import { toolFilterOf } from '../chat-request.js';
 import { chatRun } from '../chat-run.js';
 import { ResponseNotFoundError } from '../errors.js';
@@ -17,11 +17,11 @@ export function registerResponses(app: FastifyInstance, ctx: ServerContext): voi
     const f = Fields.body(request.body);
     ctx.checkModel(f.string('model', { required: true }));
     const previousId = f.string('previous_response_id');
-    let previous: ChatMessageIn[] = [];
+    let previous: ChatMessage[] = [];
     if (previousId !== undefined) {
       const stored = ctx.store.get(previousId);
       if (stored === undefined) throw new ResponseNotFoundError(previousId);
-      previous = stored.conversation as ChatMessageIn[];
+      previous = stored.conversation as ChatMessage[];
     }
     const { chat, conversation } = readResponsesRequest(f, previous, ctx.runtime.info.contextSize, ctx.runtime.tokenizer.vocabSize);
     const stream = f.boolean('stream') ?? false;

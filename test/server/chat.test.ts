@@ -1,0 +1,158 @@
+// The chat endpoints on the real stories260K model (with the TinyLlama chat template, since the
+// GGUF has none): /v1/chat/completions, /v1/responses and /v1/messages through the official
+// clients, streamed and not, agree with runtime.chat() called directly.
+import Anthropic from '@anthropic-ai/sdk';
+import { readFileSync } from 'node:fs';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatOptions } from '../../src/runtime/chat.js';
+import type { ServedRuntime } from '../../src/server/server-context.js';
+import { SHARED } from '../helpers/paths.js';
+import { type Running, parseSse, postJson, startServer } from './helpers.js';
+
+const TEMPLATE = readFileSync(`${SHARED}/templates/tinyllama.jinja`, 'utf8');
+const M = 'stories260K';
+const ASK = 'Tell me a story about a cat.';
+
+let s: Running;
+let openai: OpenAI;
+let anthropic: Anthropic;
+let expected: string;
+
+beforeAll(async () => {
+  s = await startServer({ chatTemplate: TEMPLATE, slots: 2 });
+  openai = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  anthropic = new Anthropic({ baseURL: s.url, apiKey: 'unused', maxRetries: 0 });
+  const direct = await s.runtime.chat({ messages: [{ role: 'user', content: ASK }], maxTokens: 40, temperature: 0 });
+  expected = direct.message.content;
+});
+afterAll(async () => s?.close());
+
+describe('/v1/chat/completions on stories260K', () => {
+  it('gives runtime.chat()\'s text, streamed and not, through the openai client', async () => {
+    const r = await openai.chat.completions.create({ model: M, messages: [{ role: 'user', content: ASK }], max_tokens: 40, temperature: 0 });
+    expect(expected.length).toBeGreaterThan(0);
+    expect(r.choices[0]!.message).toMatchObject({ role: 'assistant', content: expected });
+    expect(r.choices[0]!.finish_reason).toBe('length');
+    expect(r.object).toBe('chat.completion');
+    expect(r.usage!.completion_tokens).toBe(40);
+    expect(r.usage!.prompt_tokens_details!.cached_tokens).toBeGreaterThan(0);
+
+    const stream = await openai.chat.completions.create({
+      model: M, messages: [{ role: 'user', content: ASK }], max_tokens: 40, temperature: 0, stream: true, stream_options: { include_usage: true },
+    });
+    let text = '';
+    let finish: string | null = null;
+    let usage: OpenAI.CompletionUsage | undefined;
+    let chunks = 0;
+    for await (const chunk of stream) {
+      chunks++;
+      if (chunk.usage) usage = chunk.usage;
+      const c = chunk.choices[0];
+      if (c?.delta.content) text += c.delta.content;
+      if (c?.finish_reason) finish = c.finish_reason;
+    }
+    expect(text).toBe(expected);
+    expect(finish).toBe('length');
+    expect(chunks).toBeGreaterThan(20);
+    expect(usage).toMatchObject({ completion_tokens: 40 });
+  });
+
+  it('refuses a conversation longer than the context with both numbers', async () => {
+    const res = await postJson(`${s.url}/v1/chat/completions`, { model: M, messages: [{ role: 'user', content: 'Once upon a time '.repeat(200) }] });
+    expect(res.status).toBe(400);
+    const body = await res.json();
+    expect(body.error.code).toBe('context_length_exceeded');
+    expect(body.error.message).toMatch(/\d+ tokens but the context holds 512/);
+  });
+});
+
+describe('/v1/responses on stories260K', () => {
+  it('gives the same text, streamed and not, and continues from a stored response', async () => {
+    const r = await openai.responses.create({ model: M, input: ASK, max_output_tokens: 40, temperature: 0 });
+    expect(r.output_text).toBe(expected);
+    expect(r.status).toBe('incomplete');
+    expect(r.output.map((i) => i.type)).toEqual(['message']);
+    expect(r.id).toMatch(/^resp_/);
+
+    const stream = await openai.responses.create({ model: M, input: ASK, max_output_tokens: 40, temperature: 0, stream: true });
+    let text = '';
+    const types: string[] = [];
+    let final: OpenAI.Responses.Response | undefined;
+    for await (const ev of stream) {
+      types.push(ev.type);
+      if (ev.type === 'response.output_text.delta') text += ev.delta;
+      if (ev.type === 'response.incomplete' || ev.type === 'response.completed') final = ev.response;
+    }
+    expect(text).toBe(expected);
+    expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(types.at(-1)).toBe('response.incomplete');
+    expect(final!.output[0]).toMatchObject({ type: 'message', content: [{ type: 'output_text', text: expected }] });
+
+    const next = await openai.responses.create({ model: M, input: 'And then?', previous_response_id: r.id, max_output_tokens: 10, temperature: 0 });
+    expect(next.previous_response_id).toBe(r.id);
+    // The first turn's prompt and reply are the start of the second prompt: served from the cache.
+    expect(next.usage!.input_tokens_details.cached_tokens).toBeGreaterThan(r.usage!.input_tokens);
+  });
+});
+
+describe('/v1/messages on stories260K', () => {
+  it('gives the same text, streamed and not, through the Anthropic client', async () => {
+    const r = await anthropic.messages.create({ model: M, max_tokens: 40, temperature: 0, messages: [{ role: 'user', content: ASK }] });
+    expect(r.content).toEqual([{ type: 'text', text: expected }]);
+    expect(r.stop_reason).toBe('max_tokens');
+    expect(r.usage.output_tokens).toBe(40);
+
+    const events: string[] = [];
+    const stream = anthropic.messages.stream({ model: M, max_tokens: 40, temperature: 0, messages: [{ role: 'user', content: ASK }] });
+    stream.on('streamEvent', (e) => void events.push(e.type));
+    const final = await stream.finalMessage();
+    expect(final.content).toEqual([{ type: 'text', text: expected }]);
+    expect(final.stop_reason).toBe('max_tokens');
+    expect(events[0]).toBe('message_start');
+    expect(events.at(-1)).toBe('message_stop');
+    expect(events.filter((e) => e === 'content_block_delta').length).toBeGreaterThan(20);
+  });
+
+  it('takes a system prompt and a conversation with blocks', async () => {
+    const r = await anthropic.messages.create({
+      model: M, max_tokens: 8, temperature: 0, system: [{ type: 'text', text: 'You tell stories.' }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'Hello!' }] },
+        { role: 'user', content: ASK },
+      ],
+    });
+    expect(r.content[0]!.type).toBe('text');
+  });
+});
+
+describe('tools off is the plain token stream', () => {
+  // Expected to fail until the chat layer passes generated text straight through when no tools are
+  // in play: today chatStream() always runs the tool-call streamer (with an empty tool list), which
+  // holds back possible markers and turns `<think>` into reasoning. When that lands this turns
+  // red: make it a plain `it`.
+  it.fails('sends each token\'s text as it is generated, markers and all, with no tools or tool_choice none', async () => {
+    let forced: number[] = [];
+    const t = await startServer({ chatTemplate: TEMPLATE }, {}, (rt) =>
+      Object.create(rt, { chatStream: { value: (o: ChatOptions) => rt.chatStream({ ...o, forcedTokens: forced }) } }) as ServedRuntime);
+    try {
+      const text = 'Tom said <tool_call> and <think> to the cat. The end.';
+      const ids = t.runtime.tokenize(text, { addBos: false });
+      forced = ids;
+      const pieces: string[] = [];
+      const decoder = t.runtime.tokenizer.createDecoder();
+      for (const id of ids) pieces.push(decoder.push(id));
+      for (const extra of [{}, { tools: [{ type: 'function', function: { name: 'bash' } }], tool_choice: 'none' }]) {
+        const res = await postJson(`${t.url}/v1/chat/completions`, { model: M, messages: [{ role: 'user', content: ASK }], max_tokens: ids.length, stream: true, ...extra });
+        const deltas = parseSse(await res.text())
+          .filter((e) => e.data !== '[DONE]')
+          .map((e) => JSON.parse(e.data).choices[0]?.delta?.content)
+          .filter((c) => typeof c === 'string' && c !== '');
+        expect(deltas).toEqual(pieces.filter((p) => p !== ''));
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
