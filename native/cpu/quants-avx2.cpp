@@ -117,6 +117,19 @@ float dotScaleMinK(int64_t n, const Block* x, const BlockQ8_K* y) {
   return hsum(acc) + hsum(accMins);
 }
 
+// a * b + c with one rounding. Not std::fma: that is an inline function with external linkage,
+// and this file's copy of it could be the one the linker keeps (see the top of the file).
+float fmaSingle(float a, float b, float c) {
+  return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
+// Q4_0 x Q8_0 for one block, as eight 32-bit sums of four products each.
+__m256i quadSumsQ4_0(const BlockQ4_0& x, const BlockQ8_0& y) {
+  const __m256i qx = _mm256_sub_epi8(nibbles(x.qs), _mm256_set1_epi8(8));
+  const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(qx, qx), _mm256_sign_epi8(load32(y.qs), qx));
+  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+}
+
 }  // namespace
 
 void vecDotF32_avx2(int64_t n, float* s, const void* x, const void* y) {
@@ -131,6 +144,7 @@ void vecDotBF16_avx2(int64_t n, float* s, const void* x, const void* y) {
   *s = dotFloat<bf16_t, loadBf16, bf16>(n, static_cast<const bf16_t*>(x), static_cast<const bf16_t*>(y));
 }
 
+// The same bits as vecDotQ8_0_generic: eight lanes of four-product sums, one FMA per block.
 void vecDotQ8_0_avx2(int64_t n, float* s, const void* vx, const void* vy) {
   const BlockQ8_0* x = static_cast<const BlockQ8_0*>(vx);
   const BlockQ8_0* y = static_cast<const BlockQ8_0*>(vy);
@@ -142,17 +156,42 @@ void vecDotQ8_0_avx2(int64_t n, float* s, const void* vx, const void* vy) {
   *s = hsum(acc);
 }
 
+// One FMA per block on the block's whole integer sum, in block order, as vecDotQ4_0_generic (and
+// llama.cpp's repacked Q4_0 kernels) do. That chain is the critical path, so the integer work is
+// done eight blocks at a time: their sums land in one vector through a transposing add, their
+// scale products in another, and the chain then runs over the lanes.
 void vecDotQ4_0_avx2(int64_t n, float* s, const void* vx, const void* vy) {
   const BlockQ4_0* x = static_cast<const BlockQ4_0*>(vx);
   const BlockQ8_0* y = static_cast<const BlockQ8_0*>(vy);
-  const __m256i eight = _mm256_set1_epi8(8);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t b = 0; b < n / QK4_0; b++) {
-    const __m256 d = _mm256_set1_ps(fp16(x[b].d) * fp16(y[b].d));
-    const __m256i qx = _mm256_sub_epi8(nibbles(x[b].qs), eight);
-    acc = _mm256_fmadd_ps(d, dotI8(qx, load32(y[b].qs)), acc);
+  const int64_t nb = n / QK4_0;
+  float acc = 0;
+  int64_t b = 0;
+  for (; b + 8 <= nb; b += 8) {
+    __m256i q[8];
+    for (int k = 0; k < 8; k++) q[k] = quadSumsQ4_0(x[b + k], y[b + k]);
+    // Lanes 0-3 of q0123 hold blocks 0-3's sums of their low four quads, lanes 4-7 of the high four.
+    const __m256i q0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(q[0], q[1]), _mm256_hadd_epi32(q[2], q[3]));
+    const __m256i q4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(q[4], q[5]), _mm256_hadd_epi32(q[6], q[7]));
+    const __m256i sums = _mm256_add_epi32(_mm256_permute2x128_si256(q0123, q4567, 0x20),
+                                          _mm256_permute2x128_si256(q0123, q4567, 0x31));
+    alignas(16) fp16_t dx[8], dy[8];
+    for (int k = 0; k < 8; k++) {
+      dx[k] = x[b + k].d;
+      dy[k] = y[b + k].d;
+    }
+    alignas(32) float sumf[8], d[8];
+    _mm256_store_ps(sumf, _mm256_cvtepi32_ps(sums));
+    _mm256_store_ps(d, _mm256_mul_ps(loadF16(dx), loadF16(dy)));
+    for (int k = 0; k < 8; k++) acc = fmaSingle(sumf[k], d[k], acc);
   }
-  *s = hsum(acc);
+  for (; b < nb; b++) {
+    const __m256i q = quadSumsQ4_0(x[b], y[b]);
+    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    r = _mm_add_epi32(r, _mm_unpackhi_epi64(r, r));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 1));
+    acc = fmaSingle((float)_mm_cvtsi128_si32(r), fp16(x[b].d) * fp16(y[b].d), acc);
+  }
+  *s = acc;
 }
 
 void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y) {

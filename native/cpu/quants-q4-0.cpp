@@ -44,6 +44,9 @@ void fromFloatQ4_0(const float* src, void* dst, int64_t n) {
   }
 }
 
+// llama.cpp's order on x86 with AVX2, where every Q4_0 matrix with a multiple of 8 rows is
+// repacked and multiplied by ggml_gemv/gemm_q4_0_8x8_q8_0: each block's exact integer sum, then one
+// FMA per block. vecDotQ4_0_avx2 computes the same bits.
 void vecDotQ4_0_generic(int64_t n, float* s, const void* vx, const void* vy) {
   const BlockQ4_0* x = static_cast<const BlockQ4_0*>(vx);
   const BlockQ8_0* y = static_cast<const BlockQ8_0*>(vy);
@@ -54,7 +57,7 @@ void vecDotQ4_0_generic(int64_t n, float* s, const void* vx, const void* vy) {
       sumi += ((x[b].qs[j] & 0x0f) - 8) * y[b].qs[j];
       sumi += ((x[b].qs[j] >> 4) - 8) * y[b].qs[j + QK4_0 / 2];
     }
-    sum += sumi * (fp16ToFloat(x[b].d) * fp16ToFloat(y[b].d));
+    sum = std::fma((float)sumi, fp16ToFloat(x[b].d) * fp16ToFloat(y[b].d), sum);
   }
   *s = sum;
 }

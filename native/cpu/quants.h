@@ -32,6 +32,7 @@ void vecDotBF16_generic(int64_t n, float* s, const void* x, const void* y);
 
 void toFloatQ8_0(const void* src, float* dst, int64_t n);
 void fromFloatQ8_0(const float* src, void* dst, int64_t n);
+void fromFloatActivationsQ8_0(const float* src, void* dst, int64_t n);
 void vecDotQ8_0_generic(int64_t n, float* s, const void* x, const void* y);
 void toFloatQ4_0(const void* src, float* dst, int64_t n);
 void fromFloatQ4_0(const float* src, void* dst, int64_t n);

@@ -10,8 +10,9 @@ namespace kiln {
 
 namespace {
 
-// Activations are converted with the scalar reference quantizers: that is O(cols) per token
-// against O(rows * cols) for the product, so a SIMD quantizer would not show.
+// Activations are converted with scalar quantizers: that is O(cols) per token against
+// O(rows * cols) for the product, so a SIMD quantizer would not show. They are the reference
+// quantizers except for Q8_0, which rounds as llama.cpp's x86 activation quantizer does.
 // vecDot starts as the generic definition; initTypeTraits() swaps in the best kernel.
 TypeTraits table[] = {
     {GgmlType::F32, "f32", 1, sizeof(float), toFloatF32, fromFloatF32, fromFloatF32, vecDotF32_generic,
@@ -20,7 +21,7 @@ TypeTraits table[] = {
      vecDotF16_generic, GgmlType::F16, true},
     {GgmlType::BF16, "bf16", 1, sizeof(bf16_t), toFloatBF16, fromFloatBF16, fromFloatBF16, vecDotBF16_generic,
      vecDotBF16_generic, GgmlType::BF16, true},
-    {GgmlType::Q8_0, "q8_0", QK8_0, sizeof(BlockQ8_0), toFloatQ8_0, fromFloatQ8_0, fromFloatQ8_0,
+    {GgmlType::Q8_0, "q8_0", QK8_0, sizeof(BlockQ8_0), toFloatQ8_0, fromFloatQ8_0, fromFloatActivationsQ8_0,
      vecDotQ8_0_generic, vecDotQ8_0_generic, GgmlType::Q8_0, true},
     {GgmlType::Q4_0, "q4_0", QK4_0, sizeof(BlockQ4_0), toFloatQ4_0, fromFloatQ4_0, fromFloatQ4_0,
      vecDotQ4_0_generic, vecDotQ4_0_generic, GgmlType::Q8_0, true},

@@ -1,7 +1,7 @@
-// Plain TypeScript dequantizers and reference quantizers for every type kiln computes with: the
-// ground truth the native kernels are tested against. The quantizers reproduce
-// native/cpu/quants-*.cpp byte for byte, so every single-precision operation there is one
-// Math.fround here. Block layouts are ggml's (native/common/quant-blocks.h).
+// Plain TypeScript dequantizers and reference quantizers for every type kiln computes with, and
+// the Q8_0 activation quantizer: the ground truth the native kernels are tested against. The
+// quantizers reproduce native/cpu/quants-*.cpp byte for byte, so every single-precision operation
+// there is one Math.fround here. Block layouts are ggml's (native/common/quant-blocks.h).
 // One file on purpose, past 400 lines: the types share helpers, and reading one layout next to
 // the others is how a mistake in one shows.
 import { GGML_TYPES, GgmlType } from '../gguf/ggml-type.js';
@@ -107,6 +107,23 @@ function quantizeQ8_0(x: Float32Array, out: DataView, nb: number): void {
     for (let j = 0; j < 32; j++) {
       const v = roundAway(f(x[b * 32 + j]! * id));
       out.setInt8(o + 2 + j, v > -127 ? (v < 127 ? v : 127) : -127);
+    }
+  }
+}
+
+// llama.cpp's x86 activation quantizer (quantize_row_q8_0 with AVX or AVX2): the same scale, but
+// values are multiplied by 127 / amax rather than 1 / d and rounded half to even. Native
+// fromFloatActivationsQ8_0; the comparisons skip NaN as fmax does.
+function quantizeActivationsQ8_0(x: Float32Array, out: DataView, nb: number): void {
+  for (let b = 0; b < nb; b++) {
+    const o = b * 34;
+    let amax = 0;
+    for (let j = 0; j < 32; j++) if (Math.abs(x[b * 32 + j]!) > amax) amax = Math.abs(x[b * 32 + j]!);
+    const id = amax !== 0 ? f(127 / amax) : 0;
+    out.setUint16(o, floatToFp16(f(amax / 127)), true);
+    for (let j = 0; j < 32; j++) {
+      const v = f(x[b * 32 + j]! * id);
+      out.setInt8(o + 2 + j, v > -127 ? (v < 127 ? nearestInt(v) : 127) : -127);
     }
   }
 }
@@ -486,6 +503,18 @@ export function quantize(type: GgmlType, src: Float32Array): Uint8Array {
   }
   const out = new Uint8Array(bytes);
   format.quantize(src, new DataView(out.buffer), blocks);
+  return out;
+}
+
+/**
+ * Activations as the native mulMat quantizes them for a weight whose vecDotType is `type`: Q8_0
+ * with llama.cpp's x86 rounding, any other type with its reference quantizer.
+ */
+export function quantizeActivations(type: GgmlType, src: Float32Array): Uint8Array {
+  if (type !== GgmlType.Q8_0) return quantize(type, src);
+  const { blocks, bytes } = formatOf(type, src.length);
+  const out = new Uint8Array(bytes);
+  quantizeActivationsQ8_0(src, new DataView(out.buffer), blocks);
   return out;
 }
 

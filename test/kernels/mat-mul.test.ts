@@ -4,9 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { native } from '../../src/native/binding.js';
 import { GGML_TYPES, GgmlType, rowBytes } from '../../src/gguf/ggml-type.js';
 import { matMul } from '../../src/reference/mat-mul.js';
-import { dequantize, quantize } from '../../src/reference/quantize.js';
+import { dequantize, quantize, quantizeActivations } from '../../src/reference/quantize.js';
 import { maxRelError } from '../helpers/error-metrics.js';
-import { prng } from '../helpers/prng.js';
+import { type Prng, prng } from '../helpers/prng.js';
 import { gaussians } from '../helpers/random-floats.js';
 import { TOLERANCES } from './tolerances.js';
 
@@ -14,6 +14,8 @@ const WEIGHT_TYPES = [GgmlType.F32, GgmlType.F16, GgmlType.BF16, GgmlType.Q8_0, 
 // 67 rows: not a multiple of any chunk size. Float types get an odd width so SIMD tails run.
 const ROWS = 67;
 const colsFor = (type: GgmlType): number => (GGML_TYPES[type].blockSize === 1 ? 523 : 512);
+// Their generic dots follow llama.cpp's x86 summation order, which the AVX2 kernels reproduce.
+const SAME_BITS_AS_GENERIC = new Set([GgmlType.Q8_0, GgmlType.Q4_0]);
 
 const addon = native();
 const vecDotType = new Map(addon.typeTable().map((row) => [row.type, row.vecDotType as GgmlType]));
@@ -43,15 +45,28 @@ function run(p: Problem, level: 'generic' | 'best', threads: number): Float32Arr
 }
 
 // What the kernels multiply: each token's activations after a round trip through the vecDotType.
-function activationsAsSeen(p: Problem): Float32Array {
+function activationsAsSeen(p: Problem, quantizer = quantizeActivations): Float32Array {
   const act = vecDotType.get(p.type)!;
   if (act === GgmlType.F32) return p.x;
   const seen = new Float32Array(p.x.length);
   for (let t = 0; t < p.nTokens; t++) {
     const row = p.x.subarray(t * p.cols, (t + 1) * p.cols);
-    seen.set(dequantize(act, quantize(act, row), p.cols), t * p.cols);
+    seen.set(dequantize(act, quantizer(act, row), p.cols), t * p.cols);
   }
   return seen;
+}
+
+// Rows shaped like an RMS-normed Q4_0 embedding row with unit norm weights: a scaled copy of 4-bit
+// integers, so nearly every Q8_0 block holds a value half a step between two levels (4/8 of its
+// largest is 63.5 steps), where multiplying by 127 / amax and by 1 / d round apart.
+function q4Shaped(r: Prng, nTokens: number, cols: number): Float32Array {
+  const x = dequantize(GgmlType.Q4_0, quantize(GgmlType.Q4_0, gaussians(r, nTokens * cols)), nTokens * cols);
+  for (let t = 0; t < nTokens; t++) {
+    const row = x.subarray(t * cols, (t + 1) * cols);
+    const scale = Math.fround(1 / Math.sqrt(row.reduce((sum, v) => sum + v * v, 0) / cols + 1e-5));
+    for (let i = 0; i < cols; i++) row[i] = Math.fround(row[i]! * scale);
+  }
+  return x;
 }
 
 describe('mulMat (generic) against the reference', () => {
@@ -79,7 +94,8 @@ describe('mulMat: best kernels against generic', () => {
         const generic = run(p, 'generic', 1);
         for (const threads of [1, 2, 3]) {
           expect(run(p, 'generic', threads), 'each output is one dot product, on whichever thread').toEqual(generic);
-          expect(maxRelError(run(p, 'best', threads), generic)).toBeLessThanOrEqual(TOLERANCES.mulMatBestVsGeneric);
+          if (SAME_BITS_AS_GENERIC.has(type)) expect(run(p, 'best', threads)).toEqual(generic);
+          else expect(maxRelError(run(p, 'best', threads), generic)).toBeLessThanOrEqual(TOLERANCES.mulMatBestVsGeneric);
         }
       }
     });
@@ -97,6 +113,32 @@ describe('mulMat: best kernels against generic', () => {
       expect(maxRelError(y, matMul(dequantize(type, weights, cols), 1, cols, x, 2))).toBeLessThanOrEqual(
         TOLERANCES.mulMatActivations[GGML_TYPES[vecDotType.get(type)!].name]!,
       );
+    }
+  });
+});
+
+describe("activations are quantized as llama.cpp's x86 builds do", () => {
+  // Levels read back from llama.cpp's haswell CPU library (node-llama-cpp 3.21.1) on this block.
+  it('Q8_0: 127 / amax, halves to even', () => {
+    const x = new Float32Array(32);
+    x.set([127, 24.5, -24.5, 25.5, 0.5, -1.5]);
+    const q = new Int8Array(quantizeActivations(GgmlType.Q8_0, x).buffer, 2, 6);
+    expect(Array.from(q)).toEqual([127, 24, -24, 26, 0, -2]);
+  });
+
+  it('mulMat on Q4_0-shaped activations rounds them the same way', () => {
+    for (const type of [GgmlType.Q8_0, GgmlType.Q4_0]) {
+      const cols = colsFor(type);
+      const nTokens = 8;
+      const r = prng(400);
+      const weights = quantize(type, gaussians(r, ROWS * cols));
+      const p: Problem = { type, cols, weights, w: dequantize(type, weights, ROWS * cols), x: q4Shaped(r, nTokens, cols), nTokens };
+      for (const level of ['generic', 'best'] as const) {
+        const y = run(p, level, 2);
+        expect(maxRelError(y, matMul(p.w, ROWS, cols, activationsAsSeen(p), nTokens))).toBeLessThanOrEqual(TOLERANCES.mulMatSameOperands);
+        // The case has teeth: rounded by the reference quantizer, the same activations land outside.
+        expect(maxRelError(y, matMul(p.w, ROWS, cols, activationsAsSeen(p, quantize), nTokens))).toBeGreaterThan(TOLERANCES.mulMatSameOperands);
+      }
     }
   });
 });
