@@ -58,6 +58,13 @@ describe('/v1/chat/completions on stories260K', () => {
     expect(usage).toMatchObject({ completion_tokens: 40 });
   });
 
+  it('ignores unknown fields', async () => {
+    const res = await postJson(`${s.url}/v1/chat/completions`, {
+      model: M, messages: [{ role: 'user', content: ASK, extra: 1 }], max_tokens: 3, store: true, metadata: { a: 'b' }, service_tier: 'auto', future_option: { x: [1] },
+    });
+    expect(res.status).toBe(200);
+  });
+
   it('refuses a conversation longer than the context with both numbers', async () => {
     const res = await postJson(`${s.url}/v1/chat/completions`, { model: M, messages: [{ role: 'user', content: 'Once upon a time '.repeat(200) }] });
     expect(res.status).toBe(400);
