@@ -4,8 +4,7 @@
 // to their OpenAI equivalents.
 import type { ChatMessage, ChatToolCall } from '../chat/messages.js';
 import { InvalidArgumentError } from '../errors.js';
-import type { OpenAITool } from '../tool-calls/types.js';
-import { type ChatRequest, MAX_MESSAGES, MAX_STOP, MAX_TOOLS, checkToolName, checkUniqueNames, namedChoice } from './chat-request.js';
+import { type ChatRequest, MAX_MESSAGES, MAX_STOP, namedChoice, readFunctionTool, readTools } from './chat-request.js';
 import { type Fields, invalid } from './fields.js';
 import { anthropicSampling } from './sampling-fields.js';
 
@@ -17,18 +16,13 @@ export function readAnthropicRequest(f: Fields): ChatRequest {
   const list = f.objects('messages', { required: true, nonEmpty: true, max: MAX_MESSAGES })!;
   for (const m of list) messages.push(...readMessage(m));
 
-  const tools: OpenAITool[] = (f.objects('tools', { max: MAX_TOOLS }) ?? []).map((t) => {
+  const tools = readTools(f, (t) => {
     const type = t.string('type');
     if (type !== undefined && type !== 'custom') {
       throw new InvalidArgumentError(`'${t.at('type')}' is "${type}": this server runs only client tools (with input_schema).`, t.at('type'));
     }
-    const tool: OpenAITool = { type: 'function', function: { name: checkToolName(t, 'name') } };
-    const description = t.string('description');
-    if (description !== undefined) tool.function.description = description;
-    tool.function.parameters = t.object('input_schema', { required: true })!.obj;
-    return tool;
+    return readFunctionTool(t, 'input_schema');
   });
-  checkUniqueNames(tools, 'tools');
 
   const req: ChatRequest = {
     messages,
@@ -36,7 +30,8 @@ export function readAnthropicRequest(f: Fields): ChatRequest {
     toolChoice: 'auto',
     parallelToolCalls: true,
     maxTokens,
-    stop: f.array('stop_sequences', { max: MAX_STOP }) === undefined ? [] : f.stringList('stop_sequences', { max: MAX_STOP })!,
+    // Anthropic takes only a list here; stringList alone would also accept a bare string.
+    stop: f.array('stop_sequences') ? f.stringList('stop_sequences', { max: MAX_STOP })! : [],
     sampling: anthropicSampling(f),
   };
   const choice = f.object('tool_choice');

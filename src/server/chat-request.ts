@@ -88,40 +88,41 @@ function readToolCall(c: Fields): ChatToolCall {
   };
 }
 
-export function checkToolName(f: Fields, key: string): string {
+function checkToolName(f: Fields, key: string): string {
   const name = f.string(key, { required: true });
   if (!TOOL_NAME.test(name)) throw invalid(f.at(key), 'a function name of 1 to 128 letters, digits, _ . : -', name);
   return name;
 }
 
-/** A JSON schema object for a tool's parameters, or undefined. */
-export function readSchema(f: Fields, key: string): Record<string, unknown> | undefined {
-  return f.object(key)?.obj;
+/**
+ * One function tool: name, description and JSON schema, from an OpenAI chat tool's `function`
+ * object, a Responses tool (`parameters`) or an Anthropic tool (`input_schema`, required).
+ */
+export function readFunctionTool(f: Fields, schemaKey: 'parameters' | 'input_schema'): OpenAITool {
+  const tool: OpenAITool = { type: 'function', function: { name: checkToolName(f, 'name') } };
+  const description = f.string('description');
+  if (description !== undefined) tool.function.description = description;
+  const schema = f.object(schemaKey, { required: schemaKey === 'input_schema' });
+  if (schema !== undefined) tool.function.parameters = schema.obj;
+  return tool;
 }
 
-export function readOpenAITools(f: Fields): OpenAITool[] {
-  const list = f.objects('tools', { max: MAX_TOOLS }) ?? [];
-  const tools = list.map((t) => {
-    const type = t.oneOf('type', ['function']);
-    if (type === undefined) throw new InvalidArgumentError(`'${t.at('type')}' is required: "function".`, t.at('type'));
-    const fn = t.object('function', { required: true })!;
-    const tool: OpenAITool = { type: 'function', function: { name: checkToolName(fn, 'name') } };
-    const description = fn.string('description');
-    if (description !== undefined) tool.function.description = description;
-    const parameters = readSchema(fn, 'parameters');
-    if (parameters !== undefined) tool.function.parameters = parameters;
-    return tool;
-  });
-  checkUniqueNames(tools, 'tools');
+/** The request's `tools`, each read by `read`; a name declared twice is refused. */
+export function readTools(f: Fields, read: (t: Fields) => OpenAITool): OpenAITool[] {
+  const tools = (f.objects('tools', { max: MAX_TOOLS }) ?? []).map(read);
+  const seen = new Set<string>();
+  for (const t of tools) {
+    if (seen.has(t.function.name)) throw new InvalidArgumentError(`'tools' declares the tool '${t.function.name}' twice.`, 'tools');
+    seen.add(t.function.name);
+  }
   return tools;
 }
 
-export function checkUniqueNames(tools: OpenAITool[], path: string): void {
-  const seen = new Set<string>();
-  for (const t of tools) {
-    if (seen.has(t.function.name)) throw new InvalidArgumentError(`'${path}' declares the tool '${t.function.name}' twice.`, path);
-    seen.add(t.function.name);
-  }
+export function readOpenAITools(f: Fields): OpenAITool[] {
+  return readTools(f, (t) => {
+    if (t.oneOf('type', ['function']) === undefined) throw new InvalidArgumentError(`'${t.at('type')}' is required: "function".`, t.at('type'));
+    return readFunctionTool(t.object('function', { required: true })!, 'parameters');
+  });
 }
 
 /** OpenAI's tool_choice (chat shape `{type, function: {name}}` or Responses' flat `{type, name}`). */

@@ -22,8 +22,11 @@ class InternalError extends KilnError {
   }
 }
 
-/** Turns anything thrown into the KilnError the client sees; `internal` says whether to log it. */
-export function toKilnError(err: unknown, bodyLimit: number): { error: KilnError; internal: boolean } {
+/**
+ * Turns anything thrown into the KilnError the client sees; `internal` says whether to log it.
+ * `bodyLimit` is quoted by the 413 message.
+ */
+export function toKilnError(err: unknown, bodyLimit = 0): { error: KilnError; internal: boolean } {
   if (err instanceof KilnError) return { error: err, internal: err.status >= 500 && err.status !== 503 };
   const fst = err as { code?: unknown; statusCode?: unknown; message?: unknown } | null;
   if (fst && typeof fst.code === 'string' && fst.code.startsWith('FST_') && typeof fst.statusCode === 'number' && fst.statusCode < 500) {

@@ -79,7 +79,7 @@ export async function streamGeneration(
       return;
     }
     if (!sse.isOpen) throw err;
-    const { error, internal } = toKilnError(err, 0);
+    const { error, internal } = toKilnError(err);
     if (internal) ctx.logger.error('generation failed mid-stream', { error: String((err as Error)?.stack ?? err) });
     sse.write(encoder.error(errorBody(protocol, error)));
   } finally {

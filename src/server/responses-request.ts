@@ -1,12 +1,9 @@
 // An OpenAI Responses request -> the server's ChatRequest. Input items (messages,
 // function_call, function_call_output) become OpenAI-shaped chat messages; a previous response's
 // stored conversation goes first; `instructions` become a system message for this turn only.
-import type { ChatMessage, ChatToolCall } from '../chat/messages.js';
+import type { ChatMessage } from '../chat/messages.js';
 import { InvalidArgumentError } from '../errors.js';
-import type { OpenAITool } from '../tool-calls/types.js';
-import {
-  type ChatRequest, MAX_MESSAGES, MAX_TOOLS, checkToolName, checkUniqueNames, readOpenAIToolChoice, readSchema, readTextContent,
-} from './chat-request.js';
+import { type ChatRequest, MAX_MESSAGES, readFunctionTool, readOpenAIToolChoice, readTextContent, readTools } from './chat-request.js';
 import type { Fields } from './fields.js';
 import type { ResponseOutputItem } from './responses-encoder.js';
 import { openAISampling } from './sampling-fields.js';
@@ -23,19 +20,13 @@ export function readResponsesRequest(f: Fields, previous: ChatMessage[], context
   const messages: ChatMessage[] = instructions !== undefined ? [{ role: 'system', content: instructions }, ...conversation] : conversation;
   if (messages.length === 0) throw new InvalidArgumentError(`'input' is required: a string or a list of input items.`, 'input');
 
-  const tools: OpenAITool[] = (f.objects('tools', { max: MAX_TOOLS }) ?? []).map((t) => {
+  const tools = readTools(f, (t) => {
     const type = t.string('type', { required: true });
     if (type !== 'function') {
       throw new InvalidArgumentError(`'${t.at('type')}' is "${type}": this server runs only function tools.`, t.at('type'));
     }
-    const tool: OpenAITool = { type: 'function', function: { name: checkToolName(t, 'name') } };
-    const description = t.string('description');
-    if (description !== undefined) tool.function.description = description;
-    const parameters = readSchema(t, 'parameters');
-    if (parameters !== undefined) tool.function.parameters = parameters;
-    return tool;
+    return readFunctionTool(t, 'parameters');
   });
-  checkUniqueNames(tools, 'tools');
   const text = f.object('text')?.object('format');
   if (text !== undefined && text.string('type') !== 'text') {
     throw new InvalidArgumentError(`'text.format.type' must be "text": structured output is not supported by this server.`, 'text.format.type');

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { InvalidArgumentError } from '../../errors.js';
 import { ContextLengthExceededError } from '../../generate/errors.js';
+import { MAX_STOP } from '../chat-request.js';
 import { Fields, invalid } from '../fields.js';
 import { collectGeneration, streamGeneration, type GenerationRun } from '../generation-reply.js';
 import { mintId, unixSeconds } from '../ids.js';
@@ -12,7 +13,6 @@ import type { ServerContext } from '../server-context.js';
 
 /** OpenAI's default for this endpoint. */
 const DEFAULT_MAX_TOKENS = 16;
-const MAX_STOP = 16;
 
 export function registerCompletions(app: FastifyInstance, ctx: ServerContext): void {
   app.post('/v1/completions', async (request, reply) => {
