@@ -8,6 +8,7 @@ namespace kiln {
 void registerKernelExports(Napi::Env env, Napi::Object exports);
 void registerMappedFileExports(Napi::Env env, Napi::Object exports);
 void registerPlanExports(Napi::Env env, Napi::Object exports);
+void registerCudaExports(Napi::Env env, Napi::Object exports);
 void registerProbeExports(Napi::Env env, Napi::Object exports);
 }
 
@@ -32,6 +33,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   kiln::registerKernelExports(env, exports);
   kiln::registerMappedFileExports(env, exports);
   kiln::registerPlanExports(env, exports);
+  kiln::registerCudaExports(env, exports);
   kiln::registerProbeExports(env, exports);
   return exports;
 }

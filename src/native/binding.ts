@@ -77,6 +77,48 @@ export interface NativePlan {
   dispose(): void;
 }
 
+/** A CUDA device the addon's kernels run on. */
+export interface CudaDevice {
+  index: number;
+  name: string;
+  /** "major.minor", e.g. "9.0". */
+  computeCapability: string;
+  /** Bytes of device memory. */
+  totalMemory: number;
+  multiProcessors: number;
+  /** Peak memory bandwidth in bytes per second (memory clock x bus width), or 0 when unknown. */
+  memoryBandwidth: number;
+}
+
+export interface CudaDeviceList {
+  devices: CudaDevice[];
+  /** Why the list is empty or a device was left out (no CUDA in this build, no driver, no device, too old); null when all is well. */
+  reason: string | null;
+  /** The architectures the kernels were built for, e.g. "80,89,90"; empty without CUDA. */
+  architectures: string;
+}
+
+export interface NativeCudaPlanOptions extends NativePlanOptions {
+  /** CUDA device index (cudaDevices().devices[i].index). */
+  device: number;
+  /** Capture repeated step shapes as CUDA graphs (default true). */
+  graphs?: boolean;
+}
+
+/** Errors from the CUDA plan's constructor carry `kilnCode`. */
+export type NativeCudaErrorCode = 'invalid_graph' | 'cuda_out_of_memory' | 'cuda_error' | 'cuda_unavailable';
+
+export interface NativeCudaPlan extends NativePlan {
+  /** Copies the weights to the device on a worker thread, reporting the fraction done; once, before forward. */
+  upload(onProgress?: (fraction: number) => void): Promise<void>;
+  /** A forward step that returns only the index of the largest value of the last output row (greedy decoding). */
+  forwardArgmax(tokens: Int32Array, positions: Int32Array, slot: number): Promise<number>;
+  /** Device milliseconds per step over `iterations` back-to-back runs of one step (CUDA events; after a warm-up). */
+  benchmark(tokens: Int32Array, positions: Int32Array, slot: number, iterations: number): Promise<number>;
+  /** Device bytes held by the plan. */
+  memory(): { weights: number; activations: number; kvCache: number };
+}
+
 export interface NativeAddon {
   cpuFeatures(): CpuFeatures;
   /** The native type traits table, for the check against the TS table. */
@@ -92,6 +134,10 @@ export interface NativeAddon {
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   setKernelLevel(level: 'generic' | 'best'): void;
   Plan: new (graph: NativeGraph, options: NativePlanOptions) => NativePlan;
+  /** CUDA devices the kernels run on; an empty list with the reason on machines (or builds) without them. Never throws. */
+  cudaDevices(): CudaDeviceList;
+  /** Throws (kilnCode 'cuda_unavailable') in builds without CUDA. */
+  CudaPlan: new (graph: NativeGraph, options: NativeCudaPlanOptions) => NativeCudaPlan;
   /** Best read bandwidth in GB/s of `threads` threads over a buffer of `bytes`, over about `seconds`. */
   probeMemoryBandwidth(threads: number, bytes: number, seconds: number): Promise<number>;
   /** Peak FMA rate in GFLOP/s (AVX2 FMA chains where the CPU has them) of `threads` threads. */

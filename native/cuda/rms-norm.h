@@ -1,0 +1,13 @@
+// rms_norm on the device.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace kiln::cuda {
+
+// y = x / sqrt(mean(x^2) + eps) * w over each of nGroups contiguous groups of `width` values
+// (a whole row, or one head for Q/K norms); w holds `width` floats.
+void rmsNorm(const float* x, const float* w, float* y, int64_t nGroups, int64_t width, float eps, cudaStream_t stream);
+
+}  // namespace kiln::cuda
