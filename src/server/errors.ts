@@ -92,7 +92,7 @@ export class HttpError extends KilnError {
   }
 }
 
-/** A previous_response_id that is not (or no longer) in the store. */
+/** A response id (previous_response_id, or GET /v1/responses/:id) that is not, or no longer, stored. */
 export class ResponseNotFoundError extends KilnError {
   readonly code = 'previous_response_not_found';
   override readonly status = 404;

@@ -31,8 +31,9 @@ export class ClientGoneError extends Error {
 export class ServerContext {
   readonly metrics: Metrics;
   readonly store: ResponsesStore;
-  /** Aborted when shutdown stops waiting for in-flight generations. */
-  private readonly cancelAll = new AbortController();
+  /** The signals of requests in flight, for shutdown to cancel. */
+  private readonly live = new Set<AbortController>();
+  private cancelled = false;
   private readonly created = Math.floor(Date.now() / 1000);
   draining = false;
 
@@ -58,17 +59,22 @@ export class ServerContext {
   /**
    * Aborted when the client goes away before the response is complete (its reason a
    * ClientGoneError) or when shutdown cancels generations (a GenerationCancelledError).
+   * (One controller per request: AbortSignal.any costs tens of microseconds per call.)
    */
   requestSignal(reply: FastifyReply): AbortSignal {
-    const client = new AbortController();
+    const controller = new AbortController();
+    if (this.cancelled) controller.abort(new GenerationCancelledError());
+    this.live.add(controller);
     const res = reply.raw;
     res.once('close', () => {
-      if (!res.writableFinished) client.abort(new ClientGoneError());
+      this.live.delete(controller);
+      if (!res.writableFinished) controller.abort(new ClientGoneError());
     });
-    return AbortSignal.any([client.signal, this.cancelAll.signal]);
+    return controller.signal;
   }
 
   cancelGenerations(): void {
-    this.cancelAll.abort(new GenerationCancelledError());
+    this.cancelled = true;
+    for (const c of this.live) c.abort(new GenerationCancelledError());
   }
 }

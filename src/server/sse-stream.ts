@@ -13,7 +13,10 @@ export class SseStream {
     return this.opened;
   }
 
-  /** Sends the status line and headers; from here on errors go in-stream. */
+  /**
+   * Sets the status line and headers; they leave with the first frames (one write, not two).
+   * From here on errors go in-stream.
+   */
   open(): void {
     if (this.opened) return;
     this.opened = true;
@@ -26,7 +29,6 @@ export class SseStream {
       // Tells reverse proxies (nginx) not to buffer the stream.
       'x-accel-buffering': 'no',
     });
-    res.flushHeaders();
   }
 
   write(frames: string): void {

@@ -96,6 +96,7 @@ describe('/v1/responses on stories260K', () => {
     expect(types.at(-1)).toBe('response.incomplete');
     expect(final!.output[0]).toMatchObject({ type: 'message', content: [{ type: 'output_text', text: expected }] });
 
+    expect(await openai.responses.retrieve(r.id)).toEqual(r);
     const next = await openai.responses.create({ model: M, input: 'And then?', previous_response_id: r.id, max_output_tokens: 10, temperature: 0 });
     expect(next.previous_response_id).toBe(r.id);
     // The first turn's prompt and reply are the start of the second prompt: served from the cache.

@@ -1,5 +1,6 @@
 // POST /v1/responses: OpenAI Responses over the chat layer, streamed or not; responses are stored
-// (store defaults to true) so a later request can continue with previous_response_id.
+// (store defaults to true) so a later request can continue with previous_response_id, and
+// GET /v1/responses/:id returns a stored one.
 import type { FastifyInstance } from 'fastify';
 import type { ChatMessage } from '../../chat/messages.js';
 import { toolFilterOf } from '../chat-request.js';
@@ -13,6 +14,12 @@ import { outputAsMessages, readResponsesRequest } from '../responses-request.js'
 import type { ServerContext } from '../server-context.js';
 
 export function registerResponses(app: FastifyInstance, ctx: ServerContext): void {
+  app.get<{ Params: { id: string } }>('/v1/responses/:id', async (request) => {
+    const stored = ctx.store.get(request.params.id);
+    if (stored === undefined) throw new ResponseNotFoundError(request.params.id);
+    return stored.response;
+  });
+
   app.post('/v1/responses', async (request, reply) => {
     const f = Fields.body(request.body);
     ctx.checkModel(f.string('model', { required: true }));
