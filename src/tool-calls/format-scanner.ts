@@ -140,7 +140,7 @@ export abstract class FormatScanner {
     while (i < n) {
       const j = this.triggers.next(text, i, n);
       if (j < 0) break;
-      const m = this.triggers.mayOpen(text, j, n) ? matchMarker(text, j, n, this.markers) : NO_MATCH;
+      const m = matchMarker(text, j, n, this.markers);
       if (m === NO_MATCH || (m === PARTIAL && eof)) {
         i = j + 1;
         continue;
