@@ -164,3 +164,31 @@ describe('tools off is the plain token stream', () => {
     }
   });
 });
+
+describe('chat disconnect', () => {
+  it('a client that leaves a chat stream cancels its generation and frees the slot', async () => {
+    const finishes: string[] = [];
+    const t = await startServer({ chatTemplate: TEMPLATE, slots: 1, contextSize: 8192 }, {}, (rt) =>
+      Object.create(rt, {
+        chatStream: {
+          value: async function* (o: ChatOptions) {
+            for await (const e of rt.chatStream(o)) {
+              if (e.type === 'done') finishes.push(e.result.finishReason);
+              yield e;
+            }
+          },
+        },
+      }) as ServedRuntime);
+    try {
+      const res = await postJson(`${t.url}/v1/messages`, { model: M, max_tokens: 100_000, stream: true, messages: [{ role: 'user', content: ASK }] });
+      const reader = res.body!.getReader();
+      for (let i = 0; i < 3; i++) await reader.read();
+      await reader.cancel();
+      const next = await postJson(`${t.url}/v1/chat/completions`, { model: M, max_tokens: 5, messages: [{ role: 'user', content: ASK }] });
+      expect(next.status).toBe(200);
+      expect(finishes).toEqual(['abort', 'length']);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -38,7 +38,8 @@ describe('concurrency', () => {
   it('a disconnect cancels the generation within one decode step and frees the slot', async () => {
     const seen = { afterAbort: 0, finish: [] as string[] };
     // Counts the tokens the runtime still produces once the request's signal has fired.
-    s = await startServer({ slots: 1 }, {}, (rt) => Object.create(rt, {
+    // A context far past the model's 512: the generation would run for thousands of tokens.
+    s = await startServer({ slots: 1, contextSize: 8192 }, {}, (rt) => Object.create(rt, {
       complete: {
         value: async (o: CompleteOptions) => {
           const r = await rt.complete({ ...o, onToken: (t) => { if (o.signal?.aborted) seen.afterAbort++; o.onToken?.(t); } });

@@ -83,7 +83,8 @@ describe('server', () => {
   });
 
   it('cancels in-flight generations when the grace period runs out, with an error event', async () => {
-    s = await startServer();
+    // A context far past the model's 512 keeps the generation running well beyond the grace period.
+    s = await startServer({ contextSize: 8192 });
     const res = await postJson(`${s.url}/v1/completions`, { ...COMPLETION, max_tokens: 100_000, stream: true });
     const reader = res.body!.getReader();
     await reader.read();
