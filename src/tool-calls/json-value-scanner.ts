@@ -129,6 +129,13 @@ export class JsonValueScanner {
           continue;
         case St.Value:
         case St.ValueOrEnd:
+          if (c === 91 && this.first !== 0) {
+            // Nested arrays, the one structure that can come a million deep: no detour.
+            this.open(ARR);
+            this.st = St.ValueOrEnd;
+            i++;
+            continue;
+          }
           if (isJsonWhitespace(c)) {
             i++;
             continue;
