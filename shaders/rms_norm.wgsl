@@ -1,10 +1,12 @@
-// RMSNorm per group of `width` values (a row, or a head for Q/K norm): y = x / sqrt(mean(x^2) +
-// eps) * weight. One workgroup per group.
+// RMSNorm per group of `width` values (a row, or a head for Q/K norm): y = x * scale * weight with
+// scale = 1 / sqrt(mean(x^2) + eps) rounded exactly as on the CPU (include/exact-rms.wgsl).
+// One workgroup per group.
 #if SUBGROUPS
 enable subgroups;
 #endif
 #include "ids"
 #include "reduce"
+#include "exact-rms"
 
 struct Params {
   width: u32,
@@ -23,8 +25,11 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   let g = group_index(wg, nwg);
   if (g >= p.n_groups) { return; }
   let base = g * p.width;
-  var sum = 0.0;
-  for (var i = lid; i < p.width; i += WG) { sum += x[base + i] * x[base + i]; }
-  let scale = 1.0 / sqrt(wg_sum(sum) / f32(p.width) + p.eps);
+  var amax = 0.0;
+  for (var i = lid; i < p.width; i += WG) { amax = max(amax, abs(x[base + i])); }
+  let e_max = max(1u, bitcast<u32>(wg_max(amax)) >> 23u);
+  var acc = vec4<u32>(0u);
+  for (var i = lid; i < p.width; i += WG) { add_square(&acc, x[base + i], e_max); }
+  let scale = rms_scale(wg_sum_u4(acc), e_max, p.width, p.eps);
   for (var i = lid; i < p.width; i += WG) { y[base + i] = x[base + i] * scale * weight[i]; }
 }

@@ -83,6 +83,34 @@ describe.skipIf(skipReason)(title('WebGPU kernels match the TypeScript reference
         }
       });
 
+      it('rms_norm rounds its scale exactly as the CPU definition (float64 sum, float32 mean, sqrt, reciprocal)', async () => {
+        const f = Math.fround;
+        const cols = 256;
+        // Rows that stress the exact sum: a dequantized Q4_0 row (small integers times one scale),
+        // mixed magnitudes, tiny values, a single nonzero value, zeros.
+        const rows = [
+          Float32Array.from(range(cols), (i) => ((i * 7) % 16 - 8) * 0.0123),
+          Float32Array.from(range(cols), (i) => (i % 3 === 0 ? 1e4 : 1e-3) * (i % 2 ? -1 : 1) * (1 + i / 97)),
+          gaussians(r, cols, 1e-18),
+          Float32Array.from(range(cols), (i) => (i === 17 ? 3.5 : 0)),
+          new Float32Array(cols),
+          gaussians(r, cols, 30),
+        ];
+        const x = new Float32Array(rows.length * cols);
+        rows.forEach((row, i) => x.set(row, i * cols));
+        const w = Float32Array.from(range(cols), (i) => (i % 5 === 0 ? 1 : 0.5 + i / cols));
+        const eps = 1e-5;
+        const [y] = await runSteps(options, (g, t) => g.rmsNorm('n', g.getRows('x', table(g, x, cols), t), g.constant('w', GgmlType.F32, cols, 1, data(w)), eps), [{ tokens: range(rows.length), positions: range(rows.length) }]);
+        const expected = new Float32Array(x.length);
+        for (let row = 0; row < rows.length; row++) {
+          let sum = 0;
+          for (let i = 0; i < cols; i++) sum += x[row * cols + i]! * x[row * cols + i]!;
+          const scale = f(1 / f(Math.sqrt(f(f(sum / cols) + f(eps)))));
+          for (let i = 0; i < cols; i++) expected[row * cols + i] = f(f(x[row * cols + i]! * scale) * w[i]!);
+        }
+        expect(y).toEqual(expected);
+      });
+
       it('rope, normal and neox, with and without frequency factors', async () => {
         const nHeads = 3, headDim = 16, n = 4;
         const x = gaussians(r, n * nHeads * headDim);

@@ -9,6 +9,8 @@ import { WebGpuGraphError } from './errors.js';
 
 /** The attention kernels keep a head's query in workgroup memory. */
 export const MAX_HEAD_DIM = 256;
+/** rms_norm sums squares in 16-bit limbs held in u32 lanes: at most 2^16 - 1 terms per lane. */
+const MAX_NORM_WIDTH = 32768;
 
 export interface GpuPlan {
   graph: Graph;
@@ -114,6 +116,7 @@ export function planGraph(graph: Graph, options: CompileOptions): GpuPlan {
         const x = act(node.inputs[0]!);
         const width = node.params[1]!;
         if (!Number.isInteger(width) || width < 1 || x.cols % width !== 0) fail(`${where}: group width must divide the row width`);
+        if (width > MAX_NORM_WIDTH) fail(`${where}: group width ${width} is above the ${MAX_NORM_WIDTH} the exact WebGPU rms_norm sums`);
         if (!(node.params[0]! >= 0)) fail(`${where}: eps must be non-negative`);
         vector(node.inputs[1]!, width);
         if (out.cols !== x.cols) fail(`${where}: output width differs from input width`);

@@ -1,0 +1,147 @@
+// The RMSNorm scale 1 / sqrt(mean(x^2) + eps), rounded exactly as the CPU computes it (a float64
+// sum of squares, then float32 mean, sqrt and reciprocal, each correctly rounded). Why exact: an
+// RMS-normed row of a quantized embedding is a scaled copy of small integers, so its values sit
+// on the half-steps of the Q8_0 activation quantizer, and the last bit of the scale decides which
+// way each one rounds (0.1 of log-probability on tiny-llama-q4_0). A float32 sum cannot hold the
+// exact sum of squares; a 96-bit fixed-point integer can.
+//
+// Squares go in as 16-bit limbs kept in u32 lanes (carries deferred, so lanes add with plain
+// integer sums across the workgroup); x^2 = T * 2^(2E - 316) where E is the largest biased
+// exponent in the group and T = m^2 * 2^(16 - 2 (E - e)), truncated (below 2^-46 of the sum).
+#include "div"
+
+// The 64-bit m^2 * 2^16 >> shift of a 24-bit mantissa m, as four 16-bit limbs.
+fn square_limbs(m: u32, shift: u32) -> vec4<u32> {
+  let mh = m >> 12u;
+  let ml = m & 0xfffu;
+  let hh = mh * mh;      // weight 2^24
+  let hl = 2u * mh * ml; // weight 2^12
+  let ll = ml * ml;      // weight 1
+  // m^2 * 2^16 as (hi, lo).
+  var lo = ll << 16u;
+  var hi = ll >> 16u;
+  let a = hl << 28u;
+  lo += a;
+  hi += (hl >> 4u) + select(0u, 1u, lo < a);
+  hi += hh << 8u;
+  if (shift >= 64u) { return vec4<u32>(0u); }
+  if (shift >= 32u) {
+    lo = hi >> (shift - 32u);
+    hi = 0u;
+  } else if (shift > 0u) {
+    lo = (lo >> shift) | (hi << (32u - shift));
+    hi = hi >> shift;
+  }
+  return vec4<u32>(lo & 0xffffu, lo >> 16u, hi & 0xffffu, hi >> 16u);
+}
+
+// This invocation's share of the squares: add x^2 into `acc` (e_max: the group's largest biased exponent).
+fn add_square(acc: ptr<function, vec4<u32>>, x: f32, e_max: u32) {
+  let bits = bitcast<u32>(x) & 0x7fffffffu;
+  if (bits == 0u) { return; }
+  var e = bits >> 23u;
+  var m = bits & 0x7fffffu;
+  if (e == 0u) { e = 1u; } else { m |= 0x800000u; }
+  *acc += square_limbs(m, 2u * (e_max - e));
+}
+
+// Correctly rounded sqrt of a positive finite float.
+fn sqrt_rn(v: f32) -> f32 {
+  let bits = bitcast<u32>(v);
+  var e = i32(bits >> 23u);
+  var m = bits & 0x7fffffu;
+  if (e == 0) {
+    e = 1;
+    while ((m & 0x800000u) == 0u) { m <<= 1u; e -= 1; }
+  } else {
+    m |= 0x800000u;
+  }
+  // v = m * 2^k with k even and m < 2^25; then sqrt(m * 2^s) has exactly 25 bits.
+  var k = e - 150;
+  if ((k & 1) != 0) {
+    m <<= 1u;
+    k -= 1;
+  }
+  let s = select(24u, 26u, m < 0x1000000u);
+  // The radicand m << s (up to 50 bits) as (hi, lo); digit-by-digit square root, two bits a step.
+  let r_lo = m << s;
+  let r_hi = m >> (32u - s);
+  var root = 0u;
+  var rem = 0u;
+  for (var i = 24; i >= 0; i--) {
+    let at = u32(2 * i);
+    var pair: u32;
+    if (at >= 32u) { pair = (r_hi >> (at - 32u)) & 3u; } else { pair = (r_lo >> at) & 3u; }
+    rem = (rem << 2u) | pair;
+    let trial = (root << 2u) | 1u;
+    if (rem >= trial) {
+      rem -= trial;
+      root = (root << 1u) | 1u;
+    } else {
+      root <<= 1u;
+    }
+  }
+  var mant = root >> 1u;
+  if ((root & 1u) != 0u && (rem != 0u || (mant & 1u) != 0u)) { mant += 1u; }
+  var exp = 151 + (k - i32(s)) / 2;
+  if (mant == 0x1000000u) {
+    mant >>= 1u;
+    exp += 1;
+  }
+  return bitcast<f32>((u32(exp) << 23u) | (mant & 0x7fffffu));
+}
+
+// Bit k of the 96-bit number in six 16-bit limbs.
+fn limb_bit(q: array<u32, 6>, k: i32) -> u32 {
+  if (k < 0) { return 0u; }
+  return (q[u32(k) / 16u] >> (u32(k) % 16u)) & 1u;
+}
+
+// 1 / sqrt(sum / width + eps) for the squares summed in `lanes` (each lane summed over the group).
+fn rms_scale(lanes: vec4<u32>, e_max: u32, width: u32, eps: f32) -> f32 {
+  // Propagate the deferred carries: six 16-bit limbs.
+  var s: array<u32, 6>;
+  var carry = 0u;
+  for (var i = 0u; i < 6u; i++) {
+    let v = select(0u, lanes[min(i, 3u)], i < 4u) + carry;
+    s[i] = v & 0xffffu;
+    carry = v >> 16u;
+  }
+  // Divide by the width, limb by limb from the top (remainder < width < 2^16).
+  var q: array<u32, 6>;
+  var rem = 0u;
+  for (var i = 5; i >= 0; i--) {
+    let cur = (rem << 16u) | s[i];
+    q[i] = cur / width;
+    rem = cur % width;
+  }
+  var top = -1;
+  for (var i = 95; i >= 0; i--) {
+    if (limb_bit(q, i) != 0u) {
+      top = i;
+      break;
+    }
+  }
+  var mean = 0.0;
+  if (top >= 0) {
+    var mant = 0u;
+    for (var k = 0; k < 24; k++) { mant = (mant << 1u) | limb_bit(q, top - k); }
+    let round = limb_bit(q, top - 24);
+    var sticky = rem != 0u;
+    for (var k = 0; k < top - 24; k++) { sticky = sticky || limb_bit(q, k) != 0u; }
+    var exp = top + 2 * i32(e_max) - 189;
+    if (round != 0u && (sticky || (mant & 1u) != 0u)) { mant += 1u; }
+    if (mant == 0x1000000u) {
+      mant >>= 1u;
+      exp += 1;
+    }
+    if (exp >= 255) {
+      mean = bitcast<f32>(0x7f800000u | (mant & 0u)); // +inf, built at run time (WGSL has no inf constant)
+    } else if (exp > 0) {
+      mean = bitcast<f32>((u32(exp) << 23u) | (mant & 0x7fffffu));
+    } else {
+      mean = ldexp(f32(mant), exp - 150); // subnormal: far below any eps
+    }
+  }
+  return div_rn(1.0, sqrt_rn(mean + eps));
+}
