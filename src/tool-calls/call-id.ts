@@ -49,3 +49,13 @@ export function placeholderIds(): (format: ToolCallFormat) => string {
 export function isPlaceholderId(id: string): boolean {
   return id.charCodeAt(0) === 0;
 }
+
+/**
+ * A minted id not in `used`. A caller's minter that keeps repeating itself (a constant, in a
+ * replay check) gets a few tries and then its id as is: a duplicate id, never a hang.
+ */
+export function uniqueId(used: ReadonlySet<string>, mint: () => string): string {
+  let id = mint();
+  for (let k = 0; k < 8 && used.has(id); k++) id = mint();
+  return id;
+}

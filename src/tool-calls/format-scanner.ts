@@ -3,7 +3,7 @@
 // reads its own call syntax in spanStep(). Scanning is one left-to-right pass in which nothing
 // decided is ever revised, so the same text gives the same result in any chunking; text that is
 // still undecided (a partial marker, a call that has not proved itself) is all it holds.
-import { isMistralCallId } from './call-id.js';
+import { isMistralCallId, uniqueId } from './call-id.js';
 import { isJsonWhitespace } from './json-value-scanner.js';
 import { exceedsBytes, MAX_CALLS, MAX_HELD_CHARS, MAX_ID_BYTES, MAX_NAME_BYTES } from './limits.js';
 import { matchMarker, NO_MATCH, PARTIAL } from './match-marker.js';
@@ -293,10 +293,7 @@ export abstract class FormatScanner {
       id = this.mintId(this.format);
     } else {
       if (modelId !== null && isMistralCallId(modelId) && !this.usedIds.has(modelId)) id = modelId;
-      else {
-        do id = this.mintId(this.format);
-        while (this.usedIds.has(id));
-      }
+      else id = uniqueId(this.usedIds, () => this.mintId(this.format));
       this.usedIds.add(id);
     }
     this.started = true;

@@ -3,7 +3,7 @@
 // call that disagrees gets nothing more, with a warning, and the parsed call goes out one-shot
 // under a fresh index. Content and reasoning get what the client has not seen yet (all of it, with
 // a warning, if what was sent is not where the final parse begins).
-import { isPlaceholderId } from './call-id.js';
+import { isPlaceholderId, uniqueId } from './call-id.js';
 import type { SentText } from './sent-text.js';
 import { StreamedState, streamedCall } from './streamed-state.js';
 import type { ParsedToolCalls, ToolCallEvent, ToolCallFormat } from './types.js';
@@ -70,7 +70,7 @@ export function reconcileWithFinal(
     // A long minted id cannot repeat; a Mistral one (short) or one from elsewhere might.
     if (!minted || ctx.format === 'mistral') {
       usedIds ??= new Set(state.calls.map((c) => c.id));
-      while (usedIds.has(id)) id = ctx.mintId(ctx.format);
+      if (usedIds.has(id)) id = uniqueId(usedIds, () => ctx.mintId(ctx.format));
       usedIds.add(id);
     }
     const index = state.nextIndex++;

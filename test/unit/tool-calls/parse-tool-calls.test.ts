@@ -71,3 +71,14 @@ describe('parseToolCalls: details', () => {
     expect(parseToolCalls(unclosed, { format: 'mistral', tools: TOOLS }).content).toBe(unclosed);
   });
 });
+
+describe('parseToolCalls: a constant id minter', () => {
+  it('does not hang on several Mistral calls', () => {
+    const r = parseToolCalls('[TOOL_CALLS]search[ARGS]{}[TOOL_CALLS]search[ARGS]{}[TOOL_CALLS]search[CALL_ID]replay[ARGS]{}', {
+      format: 'mistral',
+      tools: TOOLS,
+      mintId: () => 'replay',
+    });
+    expect(r.calls).toHaveLength(3);
+  });
+});
