@@ -25,7 +25,12 @@ DeviceList listDevices() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    list.reason = std::string("no CUDA device is usable: ") + cudaGetErrorString(err);
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+    list.reason = std::string("no CUDA device is usable: ") + cudaGetErrorString(err) + " (driver: " +
+                  (driver ? "CUDA " + version(driver) : std::string("none found")) + "; kiln's CUDA runtime: " + version(runtime) + ")";
     cudaGetLastError();
     return list;
   }

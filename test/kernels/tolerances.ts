@@ -66,3 +66,28 @@ export const WEBGPU_TOLERANCES = {
    *  float32 accumulation of unit results differs. Measured below 2e-6 at 512 columns. */
   mulMatSameOperands: 1e-5,
 };
+
+/** maxRelError of the CUDA kernels (test/gpu/cuda-*.test.ts) against src/reference. */
+export const CUDA_TOLERANCES = {
+  /** float32 tree sum of squares vs float64. */
+  rmsNorm: 1e-5,
+  /** float32 online softmax over tiles of 32 positions, split across blocks for decode, vs float64. */
+  attention: 1e-5,
+  /** CUDA expf is within 2 ulp; float32 vs float64. */
+  elementwise: 1e-5,
+  /** Against the reference on the operands as the kernels see them (int8 blocks of 32 with an fp16
+   *  scale for quantized decode, fp16/bf16 weights and row-scaled activations for the tensor cores):
+   *  integer block sums are exact, only float32 accumulation order differs. */
+  mulMatSameOperands: 1e-5,
+  /** float32 products summed in float32 (float weights in decode and the F32 tiles) vs float64. */
+  mulMatFloat: 1e-5,
+  /** Quantized decode against float activations: int8 blocks of 32 with an fp16 scale, as the CPU's
+   *  Q8_0 activations (TOLERANCES.mulMatActivations.q8_0); K-quants get those finer blocks too. */
+  mulMatQ8: 3.5e-2,
+  /** Prefill on tensor cores against float operands: weights and activations (each row divided by its
+   *  largest magnitude) rounded to fp16. The rounding replayed in TS over 8 seeds (67 rows x 512
+   *  columns x 70 tokens) gave at most 1.0e-3 (F16) to 1.5e-3 (Q6_K). */
+  mulMatHalf: 2.5e-3,
+  /** As mulMatHalf for BF16 weights, whose activations are rounded to bf16: replayed maximum 7.8e-3. */
+  mulMatBf16: 1.2e-2,
+};
