@@ -4,13 +4,14 @@
 // the turn means the same as what the model wrote (same calls and arguments, same content and
 // reasoning), replaced by the tokens the model sampled. Where the template changes the turn's
 // meaning (Qwen3 drops thinking from turns before the last user message, Llama 3 drops content on
-// tool-call turns), the template's text stays. The rest is tokenized from the template's text.
+// tool-call turns, Mistral Nemo adds call ids the model did not write), the template's text stays,
+// and only the longest start of the turn that the template renders byte for byte as the model
+// wrote it keeps the sampled tokens. The rest is tokenized from the template's text.
 import { createHash } from 'node:crypto';
-import { parseToolCalls } from '../tool-calls/parse-tool-calls.js';
-import { promptEndsInReasoning } from '../tool-calls/starts-in-reasoning.js';
-import type { OpenAITool, ToolCallFormat } from '../tool-calls/types.js';
+import { parseToolCalls, promptEndsInReasoning, type OpenAITool, type ToolCallFormat } from '../tool-calls/index.js';
 import type { ChatTemplate } from './chat-template.js';
 import { spellTokens, type PromptTokenizer } from './prompt-tokenizer.js';
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { ReplayCache, ReplayRecord } from './replay-cache.js';
 import { parseJson, sameJson } from './same-json.js';
 import type { TemplateMessage, TemplateToolCall } from './template-messages.js';
@@ -32,8 +33,10 @@ export interface BuiltPrompt {
   /** The rendered conversation, as the client's strings were written. */
   text: string;
   segments: PromptSegment[];
-  /** Indexes of the assistant messages replayed from recorded tokens. */
+  /** Indexes of the assistant messages replayed whole from recorded tokens. */
   replayed: number[];
+  /** Assistant messages of which only a first part was replayed (the template changes the rest). */
+  partlyReplayed: number[];
   /** Whether the prompt leaves a `<think>` open, so the reply starts inside reasoning. */
   startsInReasoning: boolean;
   /** The rendered prompt's length and sha256, as a record of the turn generated after it keeps them. */
@@ -70,8 +73,9 @@ export interface BuildPromptInput {
 interface Splice {
   start: number;
   end: number;
-  record: ReplayRecord;
+  tokens: readonly number[];
   messageIndex: number;
+  whole: boolean;
 }
 
 export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
@@ -100,14 +104,22 @@ export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
   const splices: Splice[] = [];
   for (const c of candidates) {
     const from = splices.length > 0 ? splices[splices.length - 1]!.end : 0;
-    const start = turnStart(c.record, rendered, from, () => render(escapedMessages.slice(0, c.index), true));
-    if (start < 0) continue;
-    const end = prompts.indexOfEog(rendered, start);
-    if (end < 0) continue;
+    const { record, index } = c;
+    const start = turnStart(record, rendered, from, (gen) => render(escapedMessages.slice(0, index), gen));
+    if (start < 0 || record.tokens.some((t) => t >= tokenizer.vocabSize)) continue;
+    const eog = prompts.indexOfEog(rendered, start);
+    const end = eog < 0 ? rendered.length : eog;
     const turn = prompts.unescape(rendered.slice(start, end), sentinel);
     const reasoningOpen = promptEndsInReasoning(prompts.unescape(rendered.slice(0, start), sentinel));
-    if (!meansTheSame(turn, c.record, replay!, reasoningOpen) || !tokensSpell(c.record, prompts)) continue;
-    splices.push({ start, end, record: c.record, messageIndex: c.index });
+    if (eog >= 0 && meansTheSame(turn, record, replay!, reasoningOpen) && spellTokens(tokenizer, record.tokens) === record.text) {
+      splices.push({ start, end, tokens: record.tokens, messageIndex: index, whole: true });
+      continue;
+    }
+    const same = sameStart(record.tokens, turn, tokenizer);
+    if (same.tokens > 0) {
+      const stop = sentinel === null ? start + same.chars : escapedOffset(rendered, start, same.chars, sentinel);
+      splices.push({ start, end: stop, tokens: record.tokens.slice(0, same.tokens), messageIndex: index, whole: false });
+    }
   }
 
   const tokens: number[] = [];
@@ -126,7 +138,7 @@ export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
   for (const s of splices) {
     text(pos, s.start);
     const t0 = tokens.length;
-    for (const t of s.record.tokens) tokens.push(t);
+    for (const t of s.tokens) tokens.push(t);
     segments.push({ kind: 'replay', tokenStart: t0, tokenEnd: tokens.length, charStart: unescapedLength(s.start), charEnd: unescapedLength(s.end), messageIndex: s.messageIndex });
     pos = s.end;
   }
@@ -138,7 +150,8 @@ export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
     tokens,
     text: fullText,
     segments,
-    replayed: splices.map((s) => s.messageIndex),
+    replayed: splices.filter((s) => s.whole).map((s) => s.messageIndex),
+    partlyReplayed: splices.filter((s) => !s.whole).map((s) => s.messageIndex),
     startsInReasoning: promptEndsInReasoning(fullText),
     renderedChars: rendered.length,
     renderedHash: sha256(rendered),
@@ -179,19 +192,26 @@ function withRecordedTurn(m: TemplateMessage, record: ReplayRecord): TemplateMes
 /**
  * Where the recorded turn begins in the rendering: right after the prompt it was generated from,
  * if the rendering still starts with that prompt. The record's hash answers without rendering;
- * otherwise the conversation up to the turn is rendered with the generation prompt. -1: nowhere.
+ * otherwise the conversation up to the turn is rendered with the generation prompt. A template
+ * that renders the last message differently from an earlier one (Hermes closes the last tool
+ * result differently) is not a prefix of the whole: then the turn starts after the first
+ * generation prompt at or after the point where the two renderings part. -1: nowhere.
  */
-function turnStart(record: ReplayRecord, rendered: string, from: number, renderPrefix: () => string): number {
+function turnStart(record: ReplayRecord, rendered: string, from: number, renderPrefix: (addGenerationPrompt: boolean) => string): number {
   if (record.promptChars >= from && record.promptChars <= rendered.length && sha256(rendered.slice(0, record.promptChars)) === record.promptHash) {
     return record.promptChars;
   }
-  let prefix: string;
   try {
-    prefix = renderPrefix();
+    const prefix = renderPrefix(true);
+    if (rendered.startsWith(prefix)) return prefix.length >= from ? prefix.length : -1;
+    const bare = renderPrefix(false);
+    const generationPrompt = prefix.startsWith(bare) ? prefix.slice(bare.length) : '';
+    if (generationPrompt === '') return -1;
+    const at = rendered.indexOf(generationPrompt, Math.max(from, commonPrefix(prefix, rendered)));
+    return at < 0 ? -1 : at + generationPrompt.length;
   } catch {
     return -1;
   }
-  return prefix.length >= from && rendered.startsWith(prefix) ? prefix.length : -1;
 }
 
 /** Whether the template's text for a turn says what the model wrote. */
@@ -205,10 +225,30 @@ function meansTheSame(turn: string, record: ReplayRecord, replay: ReplaySource, 
     && parsed.calls.every((c, k) => c.name === record.calls[k]!.name && sameJson(parseJson(c.arguments), parseJson(record.calls[k]!.arguments)));
 }
 
-/** A record's tokens are ids of this vocabulary that spell its text (a persisted file may be stale or forged). */
-function tokensSpell(record: ReplayRecord, prompts: PromptTokenizer): boolean {
-  const tokenizer = prompts.tokenizer;
-  return !record.tokens.some((t) => t >= tokenizer.vocabSize) && spellTokens(tokenizer, record.tokens) === record.text;
+/**
+ * The longest run of the sampled tokens, from the first, that spells a start of `text` and ends
+ * between two characters (a token that begins with a UTF-8 continuation byte reads as U+FFFD).
+ */
+function sameStart(tokens: readonly number[], text: string, tokenizer: Tokenizer): { tokens: number; chars: number } {
+  const decoder = tokenizer.createDecoder();
+  let chars = 0;
+  let best = { tokens: 0, chars: 0 };
+  for (let k = 0; k < tokens.length; k++) {
+    const piece = decoder.push(tokens[k]!);
+    if (!text.startsWith(piece, chars)) break;
+    chars += piece.length;
+    const next = tokens[k + 1];
+    if (next === undefined || !tokenizer.tokenToPiece(next).startsWith('\uFFFD')) best = { tokens: k + 1, chars };
+  }
+  return best;
+}
+
+/** The offset in `escaped` that is `chars` characters of unescaped text after `from`. */
+function escapedOffset(escaped: string, from: number, chars: number, sentinel: string): number {
+  let i = from;
+  for (let n = 0; n < chars; i++) if (escaped[i] !== sentinel) n++;
+  while (escaped[i] === sentinel) i++;
+  return i;
 }
 
 function messageStarts(messages: readonly object[], rendered: string, render: (m: readonly object[], gen: boolean) => string): number[] {
@@ -217,7 +257,9 @@ function messageStarts(messages: readonly object[], rendered: string, render: (m
     let at = starts[j - 1]!;
     try {
       const prefix = render(messages.slice(0, j), false);
-      at = Math.max(at, commonPrefix(prefix, rendered));
+      // Where the two renderings part, the character belongs to an earlier message (one the
+      // template renders differently once more follow), so message j starts after it.
+      at = Math.max(at, rendered.startsWith(prefix) ? prefix.length : commonPrefix(prefix, rendered) + 1);
     } catch {
       // A template may refuse a partial conversation (strict alternation); keep the previous start.
     }

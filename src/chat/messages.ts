@@ -1,5 +1,5 @@
 // The OpenAI chat shapes kiln accepts: messages, tool calls, tools and tool choice.
-import type { OpenAITool } from '../tool-calls/types.js';
+import type { OpenAITool } from '../tool-calls/index.js';
 
 export type { OpenAITool };
 

@@ -15,9 +15,9 @@ import type { GenerateRequest, GenerateResult, Timings, Usage } from '../generat
 import type { GgufFile } from '../gguf/types.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
-import { detectToolCallFormat } from '../tool-calls/detect-tool-call-format.js';
-import { IncrementalToolCallStreamer } from '../tool-calls/incremental-tool-call-streamer.js';
-import { TOOL_CALL_FORMATS, type OpenAITool, type ToolCallEvent, type ToolCallFormat } from '../tool-calls/types.js';
+import {
+  detectToolCallFormat, IncrementalToolCallStreamer, TOOL_CALL_FORMATS, type OpenAITool, type ToolCallEvent, type ToolCallFormat,
+} from '../tool-calls/index.js';
 import { AsyncQueue } from './async-queue.js';
 import { explainPromptCache, type CacheExplanation } from './explain-cache.js';
 

@@ -25,8 +25,10 @@ export interface CacheExplanation {
   slot: number;
   /** Prompt tokens that would be reused (the last prompt token is always evaluated again). */
   cachedTokens: number;
-  /** Assistant messages whose recorded tokens were replayed. */
+  /** Assistant messages whose recorded tokens were replayed whole. */
   replayed: number[];
+  /** Assistant messages of which only a first part was replayed. */
+  partlyReplayed: number[];
   /** Null when the whole prompt is in the slot's cache. */
   divergence: CacheDivergence | null;
   /** One line saying all of the above. */
@@ -45,7 +47,7 @@ export function explainPromptCache(prompt: BuiltPrompt, slots: ReadonlyArray<rea
   });
   common = Math.max(common, 0);
   const cachedTokens = Math.min(common, Math.max(tokens.length - 1, 0));
-  const base = { promptTokens: tokens.length, slot, cachedTokens, replayed: prompt.replayed };
+  const base = { promptTokens: tokens.length, slot, cachedTokens, replayed: prompt.replayed, partlyReplayed: prompt.partlyReplayed };
   if (common >= tokens.length) {
     return { ...base, divergence: null, summary: `prompt ${tokens.length} tokens; slot ${slot} holds all of them` };
   }
