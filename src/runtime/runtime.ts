@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import type { Backend, BackendName, CompiledGraph } from '../backend/backend.js';
 import { CpuBackend } from '../backend/cpu/cpu-backend.js';
 import { CudaBackend, cudaDevices } from '../backend/cuda/cuda-backend.js';
+import { hardwareWebGpuAvailable, WebGpuBackend } from '../backend/webgpu/webgpu-backend.js';
 import { InvalidArgumentError, KilnError } from '../errors.js';
 import { ContextLengthExceededError } from '../generate/errors.js';
 import { generate, type FinishReason, type GenerateRequest, type GenerateResult, type Timings, type Usage } from '../generate/generate.js';
@@ -106,12 +107,14 @@ export class Runtime {
   static async load(options: LoadOptions): Promise<Runtime> {
     const progress = options.onProgress ?? (() => {});
     const backendName = options.backend ?? 'cpu';
-    if (backendName !== 'cpu' && backendName !== 'cuda' && backendName !== 'auto') {
-      throw new InvalidArgumentError(`backend '${backendName}' is not available in this build; use 'cpu', 'cuda' or 'auto'`, 'backend');
+    if (backendName !== 'cpu' && backendName !== 'cuda' && backendName !== 'webgpu' && backendName !== 'auto') {
+      throw new InvalidArgumentError(`backend '${backendName}' is not available in this build; use 'cpu', 'cuda', 'webgpu' or 'auto'`, 'backend');
     }
     // 'auto' takes a CUDA device when one is usable; the weights' upload is the last tenth of the load.
     const useCuda = backendName === 'cuda' || (backendName === 'auto' && cudaDevices().devices.length > 0);
-    const backend: Backend = useCuda ? new CudaBackend({ onProgress: (f) => progress(0.9 + 0.1 * f) }) : new CpuBackend();
+    // Without CUDA, 'auto' takes a hardware WebGPU adapter, never a software one (lavapipe is slower than the CPU backend).
+    const useWebGpu = !useCuda && (backendName === 'webgpu' || (backendName === 'auto' && (await hardwareWebGpuAvailable())));
+    const backend: Backend = useCuda ? new CudaBackend({ onProgress: (f) => progress(0.9 + 0.1 * f) }) : useWebGpu ? new WebGpuBackend() : new CpuBackend();
     progress(0);
     const { file, buffer } = openGguf(options.model);
     const hparams = readHParams(file);
