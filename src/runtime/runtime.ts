@@ -174,7 +174,7 @@ export class Runtime {
    * Chat completion: OpenAI-shaped messages rendered with the model's chat template, tool calls
    * parsed, recorded assistant turns replayed token for token (see ChatOptions).
    */
-  chat(options: ChatOptions): Promise<ChatResult> {
+  async chat(options: ChatOptions): Promise<ChatResult> {
     return this.chats().chat(options);
   }
 
