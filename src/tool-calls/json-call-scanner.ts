@@ -34,14 +34,21 @@ const KEY_ARGS = 2;
 const KEY_ID = 4;
 const KEY_TYPE = 8;
 
-/** The keys a call object may have ("parameters" is Llama's name for "arguments"; "id" is Mistral's). */
+/** The keys a call object may have, as JSON ("parameters" is Llama's "arguments"; "id" is Mistral's). */
 const KEYS = new Map<string, [number, V]>([
-  ['name', [KEY_NAME, V.Name]],
-  ['arguments', [KEY_ARGS, V.Args]],
-  ['parameters', [KEY_ARGS, V.Args]],
-  ['type', [KEY_TYPE, V.Type]],
-  ['id', [KEY_ID, V.Id]],
+  ['"name"', [KEY_NAME, V.Name]],
+  ['"arguments"', [KEY_ARGS, V.Args]],
+  ['"parameters"', [KEY_ARGS, V.Args]],
+  ['"type"', [KEY_TYPE, V.Type]],
+  ['"id"', [KEY_ID, V.Id]],
 ]);
+
+function keyOf(raw: string): [number, V] | null {
+  const key = KEYS.get(raw);
+  if (key !== undefined) return key;
+  // A key written with escapes (`"n\u0061me"`) is the same key.
+  return raw.indexOf('\\') >= 0 ? (KEYS.get(JSON.stringify(JSON.parse(raw) as string)) ?? null) : null;
+}
 
 /** Longest raw key text worth decoding: every known key is shorter, even fully \u-escaped. */
 const MAX_KEY_RAW = 80;
@@ -197,16 +204,15 @@ export abstract class JsonCallScanner extends FormatScanner {
   }
 
   private onKey(text: string, at: number): void {
-    const known = this.capture.length <= MAX_KEY_RAW ? KEYS.get(this.captured()) : undefined;
-    const [bit, kind] = known !== undefined && (known[0] !== KEY_ID || this.allowId) ? known : [0, V.Other];
-    if (bit === 0 || this.seen & bit) {
+    const key = this.capture.length <= MAX_KEY_RAW ? keyOf(this.capture) : null;
+    if (key === null || (key[0] === KEY_ID && !this.allowId) || this.seen & key[0]) {
       // An unknown or repeated key: not a call.
       this.notACall(text, at);
       this.valueKind = V.Other;
-    } else {
-      this.valueKind = kind;
+      return;
     }
-    this.seen |= bit;
+    this.seen |= key[0];
+    this.valueKind = key[1];
   }
 
   private beginValue(text: string, at: number, c: number): void {

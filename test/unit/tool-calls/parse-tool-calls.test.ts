@@ -82,3 +82,14 @@ describe('parseToolCalls: a constant id minter', () => {
     expect(r.calls).toHaveLength(3);
   });
 });
+
+describe('parseToolCalls: keys', () => {
+  it('a key written with escapes is the same key; any other key is not a call', () => {
+    const ok = parseToolCalls('<tool_call>{"n\\u0061me": "search", "arguments": {}}</tool_call>', { format: 'hermes', tools: TOOLS });
+    expect(ok.calls.map((c) => c.name)).toEqual(['search']);
+    for (const key of ['"\\\\"', '"name "', '"Name"', '"id"']) {
+      const text = `<tool_call>{"name": "search", "arguments": {}, ${key}: 1}</tool_call>`;
+      expect(parseToolCalls(text, { format: 'hermes', tools: TOOLS }).content).toBe(text);
+    }
+  });
+});
