@@ -14,6 +14,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export interface EngineOptions {
   engine: 'kiln' | 'llama.cpp';
+  /** kiln only: Runtime.load's backend. */
+  backend?: 'cpu' | 'webgpu' | 'cuda' | 'auto';
   model: string;
   threads: number;
   contextSize: number;
@@ -71,7 +73,7 @@ function rssPeakTracker(): () => number {
 
 async function kilnEngine(o: EngineOptions): Promise<Engine> {
   const { Runtime } = await import('../src/index.js');
-  const rt = await Runtime.load({ model: o.model, threads: o.threads, contextSize: o.contextSize, maxBatch: o.batch, kvCacheType: o.kvCacheType });
+  const rt = await Runtime.load({ model: o.model, backend: o.backend ?? 'cpu', threads: o.threads, contextSize: o.contextSize, maxBatch: o.batch, kvCacheType: o.kvCacheType });
   const vocab = rt.info.hparams.vocabSize;
   const logitBias: Record<number, number> = {};
   for (let id = 0; id < vocab; id++) if (rt.tokenizer.isEog(id)) logitBias[id] = -Infinity;

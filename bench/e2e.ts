@@ -1,5 +1,5 @@
-// `npm run bench -- e2e [--model FILE|SHAPE:TYPE,...] [--threads N] [--runs 5] [--vs llama.cpp]
-//   [--prompt 512] [--generate 128] [--kv f16|f32] [--flash-attn auto|on|off] [--models-dir DIR]`:
+// `npm run bench -- e2e [--model FILE|SHAPE:TYPE,...] [--backend cpu|webgpu|cuda] [--threads N] [--runs 5]
+//   [--vs llama.cpp] [--prompt 512] [--generate 128] [--kv f16|f32] [--flash-attn auto|on|off] [--models-dir DIR]`:
 // prefill tok/s (a 512-token prompt in one batch) and decode tok/s (128 tokens, at context depth
 // 512 after that prompt and at depth 0), the median of --runs runs after one warm-up, with the
 // peak RSS of each engine during decode. With --vs llama.cpp the same file runs through
@@ -167,6 +167,7 @@ const pct = (v: number) => `${(100 * v).toFixed(0)}%`;
 
 export async function run(args: string[]): Promise<void> {
   const threads = Number(argValue(args, '--threads') ?? 2);
+  const backend = (argValue(args, '--backend') ?? 'cpu') as NonNullable<EngineOptions['backend']>;
   const runs = Number(argValue(args, '--runs') ?? 5);
   const promptTokens = Number(argValue(args, '--prompt') ?? 512);
   const generate = Number(argValue(args, '--generate') ?? 128);
@@ -182,14 +183,14 @@ export async function run(args: string[]): Promise<void> {
   const machine = machineInfo();
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   let limits = await measureLimits(threads, 1);
-  console.log(`${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
+  console.log(`kiln backend ${backend}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
     `${runs} runs after a warm-up${vs ? `, llama.cpp flash attention ${flashAttention}, alternating kiln / llama.cpp` : ''}`);
 
   const summaries: ModelSummary[] = [];
   for (const spec of specs) {
     const { name, file } = resolveModel(spec, modelsDir);
     const options = (engine: EngineName): EngineOptions => ({
-      engine, model: file, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType, flashAttention,
+      engine, backend, model: file, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType, flashAttention,
     });
     const procs: EngineProcess[] = [];
     try {
@@ -214,31 +215,32 @@ export async function run(args: string[]): Promise<void> {
   const again = await measureLimits(threads, 1);
   limits = { threads, readGBs: Math.max(limits.readGBs, again.readGBs), fmaGFlops: Math.max(limits.fmaGFlops, again.fmaGFlops) };
   console.log('\n' + describeMachine(machine, limits));
-  const header = ['model', 'engine', 'prefill tok/s', 'decode@0 tok/s', `decode@${promptTokens} tok/s`, 'peak RSS MiB', 'decode@0 of BW limit'];
+  const header = ['model', 'engine', 'prefill tok/s', 'decode@0 tok/s', `decode@${promptTokens} tok/s`, 'peak RSS MiB', 'decode@0 GB/s', 'decode@0 of BW limit'];
   const rows: string[][] = [];
   for (const m of summaries) {
     for (const e of m.engines) {
       const x = e.median, s = e.spread;
       rows.push([m.model, e.engine, `${fmt(x.prefill)} ±${pct(s.prefill / 2)}`, `${fmt(x.decodeShallow)} ±${pct(s.decodeShallow / 2)}`,
-        `${fmt(x.decodeDeep)} ±${pct(s.decodeDeep / 2)}`, fmt(x.peakRssMiB, 0), pct((x.decodeShallow * m.bytesPerToken) / 1e9 / limits.readGBs)]);
+        `${fmt(x.decodeDeep)} ±${pct(s.decodeDeep / 2)}`, fmt(x.peakRssMiB, 0), fmt((x.decodeShallow * m.bytesPerToken) / 1e9),
+        pct((x.decodeShallow * m.bytesPerToken) / 1e9 / limits.readGBs)]);
     }
     if (m.engines.length === 2) {
       const [k, l] = [m.engines[0]!.median, m.engines[1]!.median];
       rows.push([m.model, 'kiln / llama.cpp', `${fmt(k.prefill / l.prefill, 2)}x`, `${fmt(k.decodeShallow / l.decodeShallow, 2)}x`,
-        `${fmt(k.decodeDeep / l.decodeDeep, 2)}x`, `${fmt(k.peakRssMiB / l.peakRssMiB, 2)}x`, '']);
+        `${fmt(k.decodeDeep / l.decodeDeep, 2)}x`, `${fmt(k.peakRssMiB / l.peakRssMiB, 2)}x`, '', '']);
       const [kb, lb] = [m.engines[0]!.best, m.engines[1]!.best];
       rows.push([m.model, '  best / best', `${fmt(kb.prefill / lb.prefill, 2)}x`, `${fmt(kb.decodeShallow / lb.decodeShallow, 2)}x`,
-        `${fmt(kb.decodeDeep / lb.decodeDeep, 2)}x`, '', '']);
+        `${fmt(kb.decodeDeep / lb.decodeDeep, 2)}x`, '', '', '']);
     }
   }
   console.log('\n' + formatTable(header, rows));
   console.log(`\nmedians of ${runs} runs; ± is half the run-to-run range; "best / best" compares each engine's fastest run.`);
-  console.log(`"of BW limit": decode@0 tok/s x weight bytes per token / ${limits.readGBs.toFixed(1)} GB/s measured read bandwidth.`);
+  console.log(`"GB/s": decode@0 tok/s x weight bytes per token; "of BW limit": that / ${limits.readGBs.toFixed(1)} GB/s measured CPU read bandwidth.`);
 
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const json = join(RESULTS_DIR, `e2e-${stamp}.json`);
-  const settings = { threads, runs, promptTokens, generate, kvCacheType, flashAttention: vs ? flashAttention : undefined };
+  const settings = { backend, threads, runs, promptTokens, generate, kvCacheType, flashAttention: vs ? flashAttention : undefined };
   writeFileSync(json, JSON.stringify({ machine, limits, settings, models: summaries }, null, 2) + '\n');
   const svg = join(RESULTS_DIR, `e2e-${stamp}.svg`);
   const colors: Record<EngineName, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6' };

@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Backend, BackendName } from '../src/backend/backend.js';
 import { CpuBackend } from '../src/backend/cpu/cpu-backend.js';
+import { WebGpuBackend } from '../src/backend/webgpu/webgpu-backend.js';
 import { GgmlType, GGML_TYPES, rowBytes } from '../src/gguf/ggml-type.js';
 import { GraphBuilder, type WeightData } from '../src/model/graph.js';
 import { native } from '../src/native/binding.js';
@@ -19,7 +20,7 @@ import { argValue, describeMachine, formatTable, machineInfo, measureLimits, med
 /** Every backend the bench knows: a new backend is one entry here. */
 const BACKENDS: Record<BackendName, (() => Backend) | null> = {
   cpu: () => new CpuBackend(),
-  webgpu: null, // not in this build yet
+  webgpu: () => new WebGpuBackend(),
   cuda: null,
 };
 

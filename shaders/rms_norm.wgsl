@@ -19,6 +19,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 @group(0) @binding(3) var<uniform> p: Params;
 
+var<workgroup> scale_sh: f32;
+
 @compute @workgroup_size(WG)
 fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   init_ids(ids);
@@ -30,6 +32,9 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   let e_max = max(1u, bitcast<u32>(wg_max(amax)) >> 23u);
   var acc = vec4<u32>(0u);
   for (var i = lid; i < p.width; i += WG) { add_square(&acc, x[base + i], e_max); }
-  let scale = rms_scale(wg_sum_u4(acc), e_max, p.width, p.eps);
+  let lanes = wg_sum_u4(acc);
+  // The scale's exact rounding is serial work: one invocation does it for the group.
+  if (lid == 0u) { scale_sh = rms_scale(lanes, e_max, p.width, p.eps); }
+  let scale = workgroupUniformLoad(&scale_sh);
   for (var i = lid; i < p.width; i += WG) { y[base + i] = x[base + i] * scale * weight[i]; }
 }

@@ -91,12 +91,6 @@ fn sqrt_rn(v: f32) -> f32 {
   return bitcast<f32>((u32(exp) << 23u) | (mant & 0x7fffffu));
 }
 
-// Bit k of the 96-bit number in six 16-bit limbs.
-fn limb_bit(q: array<u32, 6>, k: i32) -> u32 {
-  if (k < 0) { return 0u; }
-  return (q[u32(k) / 16u] >> (u32(k) % 16u)) & 1u;
-}
-
 // 1 / sqrt(sum / width + eps) for the squares summed in `lanes` (each lane summed over the group).
 fn rms_scale(lanes: vec4<u32>, e_max: u32, width: u32, eps: f32) -> f32 {
   // Propagate the deferred carries: six 16-bit limbs.
@@ -115,33 +109,54 @@ fn rms_scale(lanes: vec4<u32>, e_max: u32, width: u32, eps: f32) -> f32 {
     q[i] = cur / width;
     rem = cur % width;
   }
-  var top = -1;
-  for (var i = 95; i >= 0; i--) {
-    if (limb_bit(q, i) != 0u) {
-      top = i;
-      break;
+  // The quotient as three words; a 64-bit window (hi, lo) holding its top set bit, and what lies below.
+  let w0 = q[0] | (q[1] << 16u);
+  let w1 = q[2] | (q[3] << 16u);
+  let w2 = q[4] | (q[5] << 16u);
+  var hi = w2;
+  var lo = w1;
+  var rest = w0;
+  var base = 64;
+  if (w2 == 0u) {
+    hi = w1;
+    lo = w0;
+    rest = 0u;
+    base = 32;
+    if (w1 == 0u) {
+      hi = w0;
+      lo = 0u;
+      base = 0;
     }
   }
-  var mean = 0.0;
-  if (top >= 0) {
-    var mant = 0u;
-    for (var k = 0; k < 24; k++) { mant = (mant << 1u) | limb_bit(q, top - k); }
-    let round = limb_bit(q, top - 24);
-    var sticky = rem != 0u;
-    for (var k = 0; k < top - 24; k++) { sticky = sticky || limb_bit(q, k) != 0u; }
-    var exp = top + 2 * i32(e_max) - 189;
-    if (round != 0u && (sticky || (mant & 1u) != 0u)) { mant += 1u; }
-    if (mant == 0x1000000u) {
-      mant >>= 1u;
-      exp += 1;
-    }
-    if (exp >= 255) {
-      mean = bitcast<f32>(0x7f800000u | (mant & 0u)); // +inf, built at run time (WGSL has no inf constant)
-    } else if (exp > 0) {
-      mean = bitcast<f32>((u32(exp) << 23u) | (mant & 0x7fffffu));
-    } else {
-      mean = ldexp(f32(mant), exp - 150); // subnormal: far below any eps
-    }
+  if (hi == 0u) { return div_rn(1.0, sqrt_rn(eps)); }
+  let b = i32(firstLeadingBit(hi));
+  let top = base + b;
+  // 25 bits from the top down (24 of mantissa, then the rounding bit): the window shifted right by b + 8.
+  let k = u32(b + 8);
+  var bits: u32;
+  var dropped: u32;
+  if (k < 32u) {
+    bits = (lo >> k) | (hi << (32u - k));
+    dropped = lo & ((1u << k) - 1u);
+  } else {
+    bits = hi >> (k - 32u);
+    dropped = lo | (hi & ((1u << (k - 32u)) - 1u));
+  }
+  var mant = (bits >> 1u) & 0xffffffu;
+  let sticky = dropped != 0u || rest != 0u || rem != 0u;
+  var exp = top + 2 * i32(e_max) - 189;
+  if ((bits & 1u) != 0u && (sticky || (mant & 1u) != 0u)) { mant += 1u; }
+  if (mant == 0x1000000u) {
+    mant >>= 1u;
+    exp += 1;
+  }
+  var mean: f32;
+  if (exp >= 255) {
+    mean = bitcast<f32>(0x7f800000u | (mant & 0u)); // +inf, built at run time (WGSL has no inf constant)
+  } else if (exp > 0) {
+    mean = bitcast<f32>((u32(exp) << 23u) | (mant & 0x7fffffu));
+  } else {
+    mean = ldexp(f32(mant), exp - 150); // subnormal: far below any eps
   }
   return div_rn(1.0, sqrt_rn(mean + eps));
 }

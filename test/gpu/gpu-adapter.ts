@@ -6,6 +6,7 @@ import type { WebGpuBackendOptions } from '../../src/backend/webgpu/webgpu-backe
 const found = await findAdapter();
 
 export const skipReason: string | undefined = 'reason' in found ? found.reason : undefined;
+if (skipReason) console.warn(`test/gpu: WebGPU tests skipped: ${skipReason}`);
 export const adapterSummary = 'reason' in found ? undefined : found.summary;
 
 /** A suite title that says when and why it is skipped. */
