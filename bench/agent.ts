@@ -107,7 +107,12 @@ function arg(args: string[], name: string): string | undefined {
 async function conversation(model: string, replay: boolean, threads: number | undefined): Promise<AgentTurn[]> {
   const rt = await Runtime.load({ model, contextSize: 4096, replay: replay ? {} : false, ...(threads ? { threads } : {}) });
   try {
-    return await runAgentConversation(rt, { format: 'llama3_json', thinking: false, eog: '<|eot_id|>', replay });
+    const turns = await runAgentConversation(rt, {
+      format: 'llama3_json', thinking: false, eog: '<|eot_id|>', replay,
+      beforeTurn: (t) => process.stderr.write(`replay ${replay ? 'on' : 'off'}: turn ${t + 1}/10\r`),
+    });
+    process.stderr.write('\n');
+    return turns;
   } finally {
     await rt.close();
   }

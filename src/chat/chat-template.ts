@@ -1,6 +1,6 @@
 // A model's chat template, parsed once and rendered with @huggingface/jinja the way Hugging Face
 // transformers renders it in Python: trim_blocks + lstrip_blocks, `raise_exception`,
-// `strftime_now`, a key-order-keeping `tojson`, and Python's `str()` for booleans and None.
+// `strftime_now`, a key-order-keeping `tojson`, and Python's semantics where the engines differ.
 import { createHash } from 'node:crypto';
 import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
 import { ChatTemplateError, ChatTemplateSyntaxError } from './errors.js';
