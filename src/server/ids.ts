@@ -1,9 +1,10 @@
 // Ids the server mints for responses, messages and items (`chatcmpl-`, `msg_`, `resp_`, `fc_`...).
 // Tool-call ids are the tool-call layer's own, so a replayed call matches what kiln generated.
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
+/** `prefix` + 32 random hex digits (randomUUID draws from a cached entropy pool: cheap per call). */
 export function mintId(prefix: string): string {
-  return prefix + randomBytes(12).toString('hex');
+  return prefix + randomUUID().replaceAll('-', '');
 }
 
 export function unixSeconds(): number {
