@@ -5,6 +5,7 @@
 // load: malformed lines are skipped, and a record is used only after its tokens are checked
 // against its text (see buildPrompt).
 import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { InvalidArgumentError } from '../errors.js';
 
 export interface ReplayCall {
   id: string;
@@ -49,7 +50,7 @@ export class ReplayCache {
 
   constructor(private readonly options: ReplayCacheOptions = {}) {
     const max = options.maxEntries ?? DEFAULT_REPLAY_ENTRIES;
-    if (!Number.isInteger(max) || max < 1) throw new RangeError(`replay maxEntries must be a positive integer, got ${max}`);
+    if (!Number.isInteger(max) || max < 1) throw new InvalidArgumentError(`replay.maxEntries must be a positive integer, got ${max}`, 'replay.maxEntries');
     this.maxEntries = max;
     this.file = options.file ?? null;
     if (this.file !== null) this.load(this.file);

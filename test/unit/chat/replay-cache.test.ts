@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ReplayCache, type ReplayRecord } from '../../../src/chat/replay-cache.js';
+import { InvalidArgumentError } from '../../../src/errors.js';
 
 const record = (ids: string[], scope = 's'): ReplayRecord => ({
   scope,
@@ -39,7 +40,7 @@ describe('ReplayCache', () => {
     expect(c.get('s', 'b')).toBeUndefined();
     expect(c.get('s', 'a')).toBeDefined();
     expect(c.size).toBe(3);
-    expect(() => new ReplayCache({ maxEntries: 0 })).toThrow(RangeError);
+    expect(() => new ReplayCache({ maxEntries: 0 })).toThrow(InvalidArgumentError);
   });
 
   it('persists turns to a file and loads them again, skipping malformed lines', () => {
