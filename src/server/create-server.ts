@@ -87,7 +87,7 @@ export function createServer(options: ServerOptions): KilnServer {
   app.addHook('onRequest', async (request, reply) => {
     const res = reply.raw;
     res.once('close', () => ctx.metrics.request(request.routeOptions.url ?? 'unmatched', res.statusCode));
-    if (request.url === '/health') return;
+    if (request.routeOptions.url === '/health') return;
     if (ctx.draining) throw new ServerShuttingDownError();
     if (options.apiKey !== undefined) checkApiKey(options.apiKey, request.headers);
   });
