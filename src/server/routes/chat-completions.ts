@@ -60,7 +60,7 @@ export function registerChatCompletions(app: FastifyInstance, ctx: ServerContext
     const outcome = await collectGeneration(ctx, reply, run, (ev) => acc.push(ev), filter);
     if (outcome === null) return;
     const calls = acc.toolCalls;
-    const message: Record<string, unknown> = { role: 'assistant', content: calls.length > 0 && acc.content === '' ? null : acc.content };
+    const message: Record<string, unknown> = { role: 'assistant', content: calls.length > 0 && acc.content === '' ? null : acc.content, refusal: null };
     if (acc.reasoning !== '') message.reasoning_content = acc.reasoning;
     if (calls.length > 0) {
       message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
