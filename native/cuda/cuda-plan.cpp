@@ -245,10 +245,12 @@ void CudaPlan::allocate() {
   hPositions_ = static_cast<int32_t*>(hostAlloc(sizeof(int32_t) * (size_t)o.maxBatch));
   hOut_ = static_cast<float*>(hostAlloc(sizeof(float) * (size_t)std::max(result.rows, o.maxBatch) * (size_t)result.cols));
   hArgmax_ = static_cast<int32_t*>(hostAlloc(sizeof(int32_t)));
-  if (shape_.maxHeadDim > 0) attentionPrepare(shape_.maxHeadDim);
+  for (const PlanNode& node : nodes_)
+    if (node.op == OpCode::Attention) attentionPrepare((int)node.params[3]);
 }
 
 void CudaPlan::release() {
+  cudaSetDevice(options_.device);  // the JS thread may have another device current
   dropGraphs();
   for (void* p : deviceAllocations_) cudaFree(p);
   for (void* p : hostAllocations_) cudaFreeHost(p);
