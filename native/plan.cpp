@@ -63,6 +63,7 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
     return t.data ? constF32(node.inputs[i]) : buffers_[t.buffer].data();
   };
 
+  const OpKernels& ops = opKernels();
   for (const PlanNode& node : nodes_) {
     PlanTensor& outT = tensors_[node.output];
     float* y = act(node.output);
@@ -85,7 +86,7 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
         const int64_t width = (int64_t)node.params[1];
         const int64_t groups = rows * outT.cols / width;
         const float eps = (float)node.params[0];
-        pool_.run([&](int ith, int nth) { rmsNormRows(x, w, y, groups, width, eps, ith, nth); });
+        pool_.run([&](int ith, int nth) { ops.rmsNorm(x, w, y, groups, width, eps, ith, nth); });
         break;
       }
       case OpCode::MulMat: {
@@ -100,13 +101,13 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
       case OpCode::Add: {
         const float* a = input(node, 0);
         const float* b = input(node, 1);
-        pool_.run([&](int ith, int nth) { addRows(a, b, y, rows * outT.cols, ith, nth); });
+        pool_.run([&](int ith, int nth) { ops.add(a, b, y, rows * outT.cols, ith, nth); });
         break;
       }
       case OpCode::SwiGlu: {
         const float* g = input(node, 0);
         const float* u = input(node, 1);
-        pool_.run([&](int ith, int nth) { swigluRows(g, u, y, rows * outT.cols, ith, nth); });
+        pool_.run([&](int ith, int nth) { ops.swiglu(g, u, y, rows * outT.cols, ith, nth); });
         break;
       }
       case OpCode::Rope: {
@@ -115,7 +116,7 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
         const RopeParams p{(int)node.params[0], (int)node.params[1], (int)node.params[2], node.params[3] != 0.0,
                            (float)node.params[4], (float)node.params[5]};
         const float* ff = node.inputs.size() > 1 ? constF32(node.inputs[1]) : nullptr;
-        pool_.run([&](int ith, int nth) { ropeRows(y, rows, positions, p, ff, ith, nth); });
+        pool_.run([&](int ith, int nth) { ops.rope(y, rows, positions, p, ff, ith, nth); });
         break;
       }
       case OpCode::Attention: {
@@ -124,8 +125,8 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
         const float* q = input(node, 0);
         const float* k = input(node, 1);
         const float* v = input(node, 2);
-        pool_.run([&](int ith, int nth) { kvStoreRows(kv, k, v, rows, positions, kvWidth_, ith, nth); });
-        pool_.run([&](int ith, int nth) { attentionRows(q, kv, y, rows, positions, p, attnScratch_.data(), ith, nth); });
+        pool_.run([&](int ith, int nth) { ops.kvStore(kv, k, v, rows, positions, kvWidth_, ith, nth); });
+        pool_.run([&](int ith, int nth) { ops.attention(q, kv, y, rows, positions, p, attnScratch_.data(), ith, nth); });
         break;
       }
       case OpCode::OutputRows: {

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "cpu-features.h"
+#include "type-traits.h"
+
 namespace kiln {
 
 void rmsNormRows(const float* x, const float* w, float* y, int64_t nGroups, int64_t width, float eps, int ith, int nth) {
@@ -131,6 +134,16 @@ void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int 
   splitRange(nRows, ith, nth, &r0, &r1);
   for (int64_t r = r0; r < r1; r++)
     for (int64_t i = 0; i < width; i++) y[r * width + i] += bias[i];
+}
+
+const OpKernels& opKernels() {
+  static const OpKernels generic{rmsNormRows, ropeRows, kvStoreRows, attentionRows, swigluRows, addRows};
+#if defined(__x86_64__) || defined(__i386__)
+  static const OpKernels avx2{rmsNormRows_avx2, ropeRows_avx2, kvStoreRows_avx2, attentionRows_avx2, swigluRows_avx2, addRows_avx2};
+  const CpuFeatures& f = cpuFeatures();
+  if (kernelLevel() == KernelLevel::Best && f.avx2 && f.fma && f.f16c) return avx2;
+#endif
+  return generic;
 }
 
 }  // namespace kiln

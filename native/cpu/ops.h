@@ -56,11 +56,38 @@ void addRows(const float* a, const float* b, float* y, int64_t n, int ith, int n
 // y[r] += bias for each of nRows rows of width.
 void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int ith, int nth);
 
-// Splits [0, n) into nth near-equal parts; returns part ith as [begin, end).
-inline void splitRange(int64_t n, int ith, int nth, int64_t* begin, int64_t* end) {
+// Splits [0, n) into nth near-equal parts; returns part ith as [begin, end). `static` so that
+// the AVX2 file's copy can never be the one other files link to (see quants.h).
+static inline void splitRange(int64_t n, int ith, int nth, int64_t* begin, int64_t* end) {
   const int64_t per = (n + nth - 1) / nth;
   *begin = per * ith < n ? per * ith : n;
   *end = *begin + per < n ? *begin + per : n;
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+// ops-avx2.cpp: the same contracts, for CPUs with AVX2, FMA and F16C.
+void rmsNormRows_avx2(const float* x, const float* w, float* y, int64_t nGroups, int64_t width, float eps, int ith, int nth);
+void ropeRows_avx2(float* x, int64_t nTokens, const int32_t* positions, const RopeParams& p, const float* freqFactors,
+                   int ith, int nth);
+void kvStoreRows_avx2(const KvView& kv, const float* k, const float* v, int64_t nTokens, const int32_t* positions,
+                      int64_t rowWidth, int ith, int nth);
+void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nTokens, const int32_t* positions,
+                        const AttentionParams& p, float* scratch, int ith, int nth);
+void swigluRows_avx2(const float* gate, const float* up, float* y, int64_t n, int ith, int nth);
+void addRows_avx2(const float* a, const float* b, float* y, int64_t n, int ith, int nth);
+#endif
+
+// The op kernels the executor calls: the scalar definitions above, or SIMD versions with the same
+// contracts when the kernel level is 'best' (setKernelLevel) and the CPU has them.
+struct OpKernels {
+  decltype(&rmsNormRows) rmsNorm;
+  decltype(&ropeRows) rope;
+  decltype(&kvStoreRows) kvStore;
+  decltype(&attentionRows) attention;
+  decltype(&swigluRows) swiglu;
+  decltype(&addRows) add;
+};
+
+const OpKernels& opKernels();
 
 }  // namespace kiln

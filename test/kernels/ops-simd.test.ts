@@ -1,0 +1,97 @@
+// The SIMD op kernels ('best' level) against their scalar definitions ('generic'), as one-op plans
+// at model shapes: head sizes 64 and 128, F32 and F16 KV caches, contexts long enough for every
+// vector loop and its tail. ops.test.ts checks the scalar path's companion against the reference.
+import { afterAll, describe, expect, it } from 'vitest';
+import { CpuBackend } from '../../src/backend/cpu/cpu-backend.js';
+import { GgmlType } from '../../src/gguf/ggml-type.js';
+import { GraphBuilder, type WeightData } from '../../src/model/graph.js';
+import { native } from '../../src/native/binding.js';
+import { maxRelError } from '../helpers/error-metrics.js';
+import { prng } from '../helpers/prng.js';
+import { gaussians } from '../helpers/random-floats.js';
+import { OP_TOLERANCES } from './tolerances.js';
+
+const data = (v: Float32Array): WeightData => ({ buffer: v.buffer as ArrayBuffer, byteOffset: v.byteOffset, byteLength: v.byteLength });
+const range = (n: number, from = 0) => Array.from({ length: n }, (_, i) => from + i);
+type Step = { tokens: number[]; positions: number[] };
+
+/** Runs the graph at both kernel levels over the same steps; returns [generic, best] outputs per step. */
+async function bothLevels(build: (g: GraphBuilder, tokens: number) => number, steps: Step[], kvCacheType: 'f32' | 'f16' = 'f32'): Promise<[Float32Array[], Float32Array[]]> {
+  const results: Float32Array[][] = [];
+  for (const level of ['generic', 'best'] as const) {
+    native().setKernelLevel(level);
+    const g = new GraphBuilder();
+    const graph = g.build(build(g, g.tokens()));
+    const maxBatch = Math.max(...steps.map((s) => s.tokens.length));
+    const compiled = await new CpuBackend().compile(graph, { slots: 1, contextSize: 4096, maxBatch, kvCacheType, threads: 2 });
+    try {
+      const outs: Float32Array[] = [];
+      for (const s of steps) {
+        const y = new Float32Array(s.tokens.length * compiled.outputWidth);
+        await compiled.forward(Int32Array.from(s.tokens), Int32Array.from(s.positions), 0, true, y);
+        outs.push(y);
+      }
+      results.push(outs);
+    } finally {
+      compiled.dispose();
+    }
+  }
+  return [results[0]!, results[1]!];
+}
+
+function table(g: GraphBuilder, values: Float32Array, cols: number): number {
+  return g.constant('table', GgmlType.F32, cols, values.length / cols, data(values));
+}
+
+afterAll(() => native().setKernelLevel('best'));
+
+describe('SIMD op kernels match their scalar definitions', () => {
+  const r = prng(11);
+
+  it('rms_norm over model-width rows and per-head groups', async () => {
+    for (const [cols, group] of [[2051, 2051], [896, 64]] as const) {
+      const x = gaussians(r, 3 * cols, 2), w = gaussians(r, group);
+      const [[a], [b]] = await bothLevels((g, t) => g.rmsNorm('n', g.getRows('x', table(g, x, cols), t), g.constant('w', GgmlType.F32, group, 1, data(w)), 1e-6, group), [{ tokens: range(3), positions: range(3) }]);
+      expect(maxRelError(b!, a!)).toBeLessThan(OP_TOLERANCES.rmsNorm);
+    }
+  });
+
+  it('rope, normal and neox, partial rotation, frequency factors, far positions', async () => {
+    for (const [nHeads, headDim, nRot] of [[4, 64, 64], [2, 128, 128], [3, 80, 40]] as const) {
+      const x = gaussians(r, 3 * nHeads * headDim);
+      for (const neox of [false, true]) {
+        const factors = Float32Array.from(range(nRot / 2), (i) => 1 + i / 7);
+        const [[a], [b]] = await bothLevels((g, t) => g.rope('r', g.getRows('x', table(g, x, nHeads * headDim), t),
+          { nHeads, headDim, nRot, neox, freqBase: 500000, freqScale: 1, freqFactors: g.constant('ff', GgmlType.F32, nRot / 2, 1, data(factors)) }),
+        [{ tokens: range(3), positions: [0, 17, 4000] }]);
+        expect(maxRelError(b!, a!), `heads ${nHeads}x${headDim} neox=${neox}`).toBeLessThan(OP_TOLERANCES.rope);
+      }
+    }
+  });
+
+  it('attention over a long prefill and decode steps, F32 and F16 caches, GQA', async () => {
+    for (const [nHeads, nKv, headDim] of [[8, 2, 64], [4, 4, 128], [6, 3, 24]] as const) {
+      for (const kv of ['f32', 'f16'] as const) {
+        const total = 203;
+        const q = gaussians(r, total * nHeads * headDim), k = gaussians(r, total * nKv * headDim), v = gaussians(r, total * nKv * headDim);
+        const steps = [{ tokens: range(200), positions: range(200) }, { tokens: [200], positions: [200] }, { tokens: [201, 202], positions: [201, 202] }];
+        const [a, b] = await bothLevels((g, t) => g.attention('a',
+          g.getRows('q', table(g, q, nHeads * headDim), t), g.getRows('k', table(g, k, nKv * headDim), t), g.getRows('v', table(g, v, nKv * headDim), t),
+          { layer: 0, nHeads, nKvHeads: nKv, headDim, scale: 1 / Math.sqrt(headDim) }), steps, kv);
+        steps.forEach((_, i) => expect(maxRelError(b[i]!, a[i]!), `${nHeads}/${nKv}x${headDim} ${kv} step ${i}`).toBeLessThan(OP_TOLERANCES.attention));
+      }
+    }
+  });
+
+  it('swiglu (exp as the C library computes it, so bit for bit) and add, over lengths with a vector tail', async () => {
+    const cols = 4867, n = 2;
+    const x = gaussians(r, n * cols, 4), y = gaussians(r, n * cols);
+    // Past exp's overflow and underflow, subnormal results, infinities and NaN.
+    x.set([-88.5, -87.4, -103.9, -104.1, 88.7, 88.8, 500, -500, Infinity, -Infinity, NaN, 0, -0, 1e-30], 100);
+    const steps = [{ tokens: range(n), positions: range(n) }];
+    const [[s0], [s1]] = await bothLevels((g, t) => g.swiglu('s', g.getRows('a', table(g, x, cols), t), g.getRows('b', table(g, y, cols), t)), steps);
+    expect(s1).toEqual(s0);
+    const [[a0], [a1]] = await bothLevels((g, t) => g.add('s', g.getRows('a', table(g, x, cols), t), g.getRows('b', table(g, y, cols), t)), steps);
+    expect(a1).toEqual(a0);
+  });
+});
