@@ -9,6 +9,7 @@ import { formatInfo } from './info.js';
 const USAGE = `usage:
   kiln run --model FILE [--temperature T] [--max-tokens N] [--seed S] [--threads N] [--backend B] [--verbose] PROMPT
   kiln info FILE
+  kiln convert <hf-model-dir> <out.gguf> [--type f16|q8_0|q4_0]
   kiln bench <name> [options]
 `;
 
@@ -23,6 +24,10 @@ export async function main(argv: string[]): Promise<number> {
       case 'serve': {
         const { serve } = await import('./serve.js');
         return await serve(rest);
+      }
+      case 'convert': {
+        const { convert } = await import('./convert.js');
+        return await convert(rest);
       }
       case 'bench': {
         const { runBench } = await import('../../bench/main.js');

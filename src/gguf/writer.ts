@@ -83,8 +83,38 @@ class Sink {
   }
 }
 
+/** A tensor's entry in the header: its data comes later (writeGguf, or GgufStreamWriter). */
+export type GgufTensorInfo = Omit<GgufWriteTensor, 'data'>;
+
+export interface GgufHeader {
+  /** Magic through the tensor infos, zero-padded to the alignment: the data section starts here. */
+  bytes: Uint8Array;
+  alignment: number;
+  /** Each tensor's offset in the data section, and its size in bytes (without padding). */
+  offsets: number[];
+  sizes: number[];
+  /** The data section's length, every tensor padded to the alignment. */
+  dataSize: number;
+}
+
 /** Serializes `spec` into one GGUF file. */
 export function writeGguf(spec: GgufWriteSpec): Uint8Array {
+  const tensors = spec.tensors ?? [];
+  const header = encodeGgufHeader({ ...spec, tensors });
+  tensors.forEach((t, i) => {
+    const bytes = header.sizes[i]!;
+    if (t.data.length !== bytes) {
+      throw new InvalidArgumentError(`writeGguf: tensor "${t.name}" (${ggmlTypeInfo(t.type)!.name}, [${t.dims.join(', ')}]) needs ${bytes} bytes of data, got ${t.data.length}`, 'tensors');
+    }
+  });
+  const out = new Uint8Array(header.bytes.length + header.dataSize);
+  out.set(header.bytes);
+  tensors.forEach((t, i) => out.set(t.data, header.bytes.length + header.offsets[i]!));
+  return out;
+}
+
+/** The header of a GGUF file for `spec`: everything before the tensor data. */
+export function encodeGgufHeader(spec: { version?: 2 | 3; metadata?: GgufWriteSpec['metadata']; tensors?: readonly GgufTensorInfo[] }): GgufHeader {
   const metadata = spec.metadata ?? [];
   const tensors = spec.tensors ?? [];
   const alignment = alignmentOf(metadata);
@@ -105,25 +135,25 @@ export function writeGguf(spec: GgufWriteSpec): Uint8Array {
 
   const names = new Set<string>();
   const offsets: number[] = [];
+  const sizes: number[] = [];
   let dataSize = 0;
   for (const t of tensors) {
     if (names.has(t.name)) throw new InvalidArgumentError(`writeGguf: tensor name "${t.name}" appears twice`, 'tensors');
     names.add(t.name);
-    checkTensor(t);
+    const bytes = tensorBytes(t);
     sink.string(t.name);
     sink.u32(t.dims.length);
     for (const d of t.dims) sink.u64(d);
     sink.u32(t.type);
     sink.u64(dataSize);
     offsets.push(dataSize);
-    dataSize += alignUp(t.data.length, alignment);
+    sizes.push(bytes);
+    dataSize += alignUp(bytes, alignment);
   }
 
-  const dataOffset = alignUp(sink.len, alignment);
-  const out = new Uint8Array(dataOffset + dataSize);
-  out.set(sink.buf.subarray(0, sink.len));
-  tensors.forEach((t, i) => out.set(t.data, dataOffset + offsets[i]!));
-  return out;
+  const bytes = new Uint8Array(alignUp(sink.len, alignment));
+  bytes.set(sink.buf.subarray(0, sink.len));
+  return { bytes, alignment, offsets, sizes, dataSize };
 }
 
 function writeValue(sink: Sink, v: GgufWriteValue, where: string): void {
@@ -179,7 +209,8 @@ function alignmentOf(metadata: NonNullable<GgufWriteSpec['metadata']>): number {
   return a;
 }
 
-function checkTensor(t: GgufWriteTensor): void {
+/** Checks a tensor's name, type and dims, and returns the bytes its data takes. */
+function tensorBytes(t: GgufTensorInfo): number {
   const info = ggmlTypeInfo(t.type);
   if (!info) throw new InvalidArgumentError(`writeGguf: tensor "${t.name}" has unknown GGML type ${t.type}`, 'tensors');
   if (t.dims.length < 1 || t.dims.length > MAX_DIMS || t.dims.some((d) => !Number.isSafeInteger(d) || d < 1)) {
@@ -189,10 +220,7 @@ function checkTensor(t: GgufWriteTensor): void {
   if (t.dims[0]! % info.blockSize !== 0) {
     throw new InvalidArgumentError(`writeGguf: tensor "${t.name}" row width ${t.dims[0]} is not a multiple of the ${info.name} block size ${info.blockSize}`, 'tensors');
   }
-  const bytes = (elements / info.blockSize) * info.typeSize;
-  if (t.data.length !== bytes) {
-    throw new InvalidArgumentError(`writeGguf: tensor "${t.name}" (${info.name}, [${t.dims.join(', ')}]) needs ${bytes} bytes of data, got ${t.data.length}`, 'tensors');
-  }
+  return (elements / info.blockSize) * info.typeSize;
 }
 
 function alignUp(n: number, alignment: number): number {
