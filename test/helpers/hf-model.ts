@@ -13,7 +13,13 @@ import { bf16ToFloat, floatToBf16, floatToFp16, fp16ToFloat } from '../../src/re
 import { rmsNorm } from '../../src/reference/rms-norm.js';
 import { rope } from '../../src/reference/rope.js';
 import { swiglu } from '../../src/reference/swiglu.js';
+import { Runtime } from '../../src/runtime/runtime.js';
+import { loadTokenizer } from '../../src/tokenizer/load-tokenizer.js';
 import { logSoftmax } from '../../src/sampling/log-softmax.js';
+import { expect } from 'vitest';
+import { expectAgreement } from '../fixtures/tokenizer/agreement.js';
+import { tokenizerCorpus } from '../fixtures/tokenizer/corpus.js';
+import { hfReference, type HfTokenizerJson } from '../fixtures/tokenizer/hf-vocabulary.js';
 import { prng } from './prng.js';
 
 export type HfDtype = 'BF16' | 'F16' | 'F32';
@@ -273,8 +279,15 @@ export function topLogprobs(logits: Float32Array, vocab: number, k: number): Top
   const out: TopLogprob[] = [];
   for (let pos = 0; pos < logits.length / vocab; pos++) {
     const lp = logSoftmax(logits.subarray(pos * vocab, (pos + 1) * vocab));
-    const ids = Array.from({ length: vocab }, (_, i) => i).sort((a, b) => lp[b]! - lp[a]!).slice(0, k);
-    out.push({ pos, top: ids.map((id) => ({ id, logprob: lp[id]! })) });
+    const top: Array<{ id: number; logprob: number }> = [];
+    for (let id = 0; id < vocab; id++) {
+      if (top.length === k && lp[id]! <= top[k - 1]!.logprob) continue;
+      let at = top.length;
+      while (at > 0 && top[at - 1]!.logprob < lp[id]!) at--;
+      top.splice(at, 0, { id, logprob: lp[id]! });
+      if (top.length > k) top.pop();
+    }
+    out.push({ pos, top });
   }
   return out;
 }
@@ -287,4 +300,60 @@ export function worstLogprobError(logits: Float32Array, vocab: number, reference
     for (const e of p.top) worst = Math.max(worst, Math.abs(lp[e.id]! - e.logprob));
   }
   return worst;
+}
+
+/** kiln's teacher-forced logits (tokens.length, vocab) for `prompt` (with BOS as the file says) on the model at `path`. */
+export async function kilnEvaluate(path: string, prompt: string): Promise<{ tokens: number[]; logits: Float32Array; vocab: number }> {
+  const rt = await Runtime.load({ model: path, threads: 1, kvCacheType: 'f32', maxBatch: 64 });
+  try {
+    const tokens = rt.tokenize(prompt);
+    return { tokens, logits: await rt.evaluate(tokens), vocab: rt.info.hparams.vocabSize };
+  } finally {
+    await rt.close();
+  }
+}
+
+/**
+ * The tokenizer of the converted file at `path` against Hugging Face's on the tokenizer.json it
+ * came from, over a few hundred corpus strings: user content, template text with special tokens,
+ * and BOS as the file says (`bos` null: none).
+ */
+export function expectTokenizerMatchesHf(path: string, json: HfTokenizerJson, config: Record<string, unknown>, bos: number | null): void {
+  const tok = loadTokenizer(path);
+  const corpus = tokenizerCorpus(300, 77);
+  const refUser = hfReference(json, config, false);
+  const refAll = hfReference(json, config, true);
+  expectAgreement(corpus, (s) => tok.encode(s, { addSpecial: false }), (s) => refUser.encode(s, { add_special_tokens: false }).ids);
+  expectAgreement(corpus, (s) => tok.encode(s, { addSpecial: false, parseSpecial: true }), (s) => refAll.encode(s, { add_special_tokens: false }).ids);
+  expect(tok.encode('Hello')).toEqual([...(bos === null ? [] : [bos]), ...refUser.encode('Hello', { add_special_tokens: false }).ids]);
+}
+
+/**
+ * A small GPT-2-style tokenizer.json: the 256 byte tokens of the ByteLevel alphabet, the merges
+ * given, and <|endoftext|> as a special added token. For tests that need a valid vocabulary but
+ * not a real one.
+ */
+export function byteLevelTokenizerJson(merges: Array<[string, string]> = [['Ġ', 't'], ['h', 'e'], ['Ġt', 'he']]): HfTokenizerJson {
+  const vocab: Record<string, number> = {};
+  let next = 0;
+  for (let b = 0; b < 256; b++) vocab[byteLevelChar(b)] = next++;
+  for (const [l, r] of merges) if (!(l + r in vocab)) vocab[l + r] = next++;
+  return {
+    version: '1.0',
+    added_tokens: [{ id: next, content: '<|endoftext|>', special: true }],
+    normalizer: null,
+    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+    post_processor: null,
+    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: { type: 'BPE', vocab, merges, byte_fallback: false, ignore_merges: false },
+  };
+}
+
+/** GPT-2's bytes_to_unicode: printable Latin-1 bytes stand for themselves, the rest for U+0100 onwards. */
+function byteLevelChar(b: number): string {
+  const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+  if (printable) return String.fromCharCode(b);
+  let n = 0;
+  for (let x = 0; x < b; x++) if (!((x >= 0x21 && x <= 0x7e) || (x >= 0xa1 && x <= 0xac) || (x >= 0xae && x <= 0xff))) n++;
+  return String.fromCharCode(256 + n);
 }

@@ -12,13 +12,12 @@ import { convertHfModel } from '../../src/convert/convert-model.js';
 import { GgmlType } from '../../src/gguf/ggml-type.js';
 import { openGguf } from '../../src/gguf/open-gguf.js';
 import { quantize } from '../../src/reference/quantize.js';
-import { Runtime } from '../../src/runtime/runtime.js';
 import { loadTokenizer } from '../../src/tokenizer/load-tokenizer.js';
 import { vocabularyFromSentencePiece } from '../../src/tokenizer/vocabulary-from-sentencepiece.js';
 import { expectAgreement } from '../fixtures/tokenizer/agreement.js';
 import { tokenizerCorpus } from '../fixtures/tokenizer/corpus.js';
 import { llamaConverterJson } from '../fixtures/tokenizer/llama-converter.js';
-import { hfReferenceLogits, randomHfModel, topLogprobs, worstLogprobError, writeHfModel, type HfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { hfReferenceLogits, kilnEvaluate, randomHfModel, topLogprobs, worstLogprobError, writeHfModel, type HfModel, type HfModelSpec } from '../helpers/hf-model.js';
 import { llamaOracleAvailable, llamaTopLogprobs } from '../helpers/llama-oracle.js';
 import { MODELS, SHARED } from '../helpers/paths.js';
 import { MODEL_LOGPROB_TOLERANCE } from '../kernels/tolerances.js';
@@ -112,28 +111,16 @@ describe('kiln convert: Llama 2 with a SentencePiece tokenizer.model', () => {
   });
 
   it('f16: kiln matches the forward pass computed from the HF weights', async () => {
-    const rt = await Runtime.load({ model: f16, threads: 1, kvCacheType: 'f32', maxBatch: 32 });
-    try {
-      const tokens = rt.tokenize(PROMPT);
-      const logits = await rt.evaluate(tokens);
-      const reference = topLogprobs(hfReferenceLogits(model, tokens), SPEC.vocab, 10);
-      expect(worstLogprobError(logits, SPEC.vocab, reference)).toBeLessThan(MODEL_LOGPROB_TOLERANCE.float);
-    } finally {
-      await rt.close();
-    }
+    const { tokens, logits, vocab } = await kilnEvaluate(f16, PROMPT);
+    const reference = topLogprobs(hfReferenceLogits(model, tokens), vocab, 10);
+    expect(worstLogprobError(logits, vocab, reference)).toBeLessThan(MODEL_LOGPROB_TOLERANCE.float);
   });
 
   it.for([['f16', f16, MODEL_LOGPROB_TOLERANCE.float], ['q4_0', q4, MODEL_LOGPROB_TOLERANCE.quantized]] as const)(
     '%s: kiln matches llama.cpp on the converted file', async ([, path, tolerance], ctx) => {
       if (!(await llamaOracleAvailable())) return ctx.skip();
-      const rt = await Runtime.load({ model: path, threads: 1, kvCacheType: 'f32', maxBatch: 32 });
-      try {
-        const tokens = rt.tokenize(PROMPT);
-        const reference = await llamaTopLogprobs(path, tokens, 10);
-        expect(worstLogprobError(await rt.evaluate(tokens), SPEC.vocab, reference)).toBeLessThan(tolerance);
-      } finally {
-        await rt.close();
-      }
+      const { tokens, logits, vocab } = await kilnEvaluate(path, PROMPT);
+      expect(worstLogprobError(logits, vocab, await llamaTopLogprobs(path, tokens, 10))).toBeLessThan(tolerance);
     },
   );
 
