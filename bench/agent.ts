@@ -133,41 +133,47 @@ function table(on: AgentTurn[], off: AgentTurn[]): string {
   return [line(rows[0]!), '|' + widths.map((w) => '-'.repeat(w + 1) + ':').join('|') + '|', ...rows.slice(1).map(line)].join('\n');
 }
 
-function asciiChart(on: AgentTurn[], off: AgentTurn[]): string {
-  const max = Math.max(...off.map((t) => t.prefillTokens), ...on.map((t) => t.prefillTokens));
+// The charts leave out turn 1: its prompt is prefilled whole either way, and it would flatten the rest.
+export function asciiChart(on: AgentTurn[], off: AgentTurn[]): string {
+  const later = (ts: AgentTurn[]) => ts.slice(1);
+  const max = Math.max(...later(off).map((t) => t.prefillTokens), ...later(on).map((t) => t.prefillTokens), 1);
   const bar = (n: number, ch: string) => ch.repeat(Math.max(n > 0 ? 1 : 0, Math.round((n / max) * 50)));
-  const out = ['prefilled tokens per turn (# replay on, . replay off)'];
-  on.forEach((a, i) => {
-    const b = off[i]!;
+  const out = [`prefilled tokens per turn after the first (# replay on, . replay off; turn 1: ${on[0]!.prefillTokens} both)`];
+  later(on).forEach((a, i) => {
+    const b = later(off)[i]!;
     out.push(`${String(a.turn).padStart(2)} on  ${bar(a.prefillTokens, '#')} ${a.prefillTokens}`);
     out.push(`   off ${bar(b.prefillTokens, '.')} ${b.prefillTokens}`);
   });
   return out.join('\n');
 }
 
-function svgChart(on: AgentTurn[], off: AgentTurn[]): string {
+export function svgChart(on: AgentTurn[], off: AgentTurn[]): string {
   const W = 720, H = 360, left = 60, bottom = 40, top = 40;
-  const max = Math.max(...off.map((t) => t.prefillMs), ...on.map((t) => t.prefillMs), 1);
-  const slot = (W - left - 20) / on.length;
-  const y = (ms: number) => H - bottom - (ms / max) * (H - bottom - top);
-  const bars = on.flatMap((a, i) => {
+  const a = on.slice(1);
+  const b = off.slice(1);
+  const max = Math.max(...b.map((t) => t.prefillTokens), ...a.map((t) => t.prefillTokens), 1);
+  const slot = (W - left - 20) / a.length;
+  const y = (n: number) => H - bottom - (n / max) * (H - bottom - top);
+  const rect = (x: number, t: AgentTurn, fill: string, label: string) =>
+    `<rect x="${x.toFixed(1)}" y="${y(t.prefillTokens).toFixed(1)}" width="${(slot * 0.38).toFixed(1)}" height="${(H - bottom - y(t.prefillTokens)).toFixed(1)}" fill="${fill}">` +
+    `<title>turn ${t.turn}, replay ${label}: ${t.prefillTokens} tokens prefilled in ${t.prefillMs.toFixed(0)} ms</title></rect>`;
+  const bars = a.flatMap((t, i) => {
     const x = left + i * slot;
-    const b = off[i]!;
     return [
-      `<rect x="${(x + slot * 0.1).toFixed(1)}" y="${y(b.prefillMs).toFixed(1)}" width="${(slot * 0.38).toFixed(1)}" height="${(H - bottom - y(b.prefillMs)).toFixed(1)}" fill="#c0392b"><title>turn ${a.turn}, replay off: ${b.prefillTokens} tokens, ${b.prefillMs.toFixed(0)} ms</title></rect>`,
-      `<rect x="${(x + slot * 0.52).toFixed(1)}" y="${y(a.prefillMs).toFixed(1)}" width="${(slot * 0.38).toFixed(1)}" height="${(H - bottom - y(a.prefillMs)).toFixed(1)}" fill="#27ae60"><title>turn ${a.turn}, replay on: ${a.prefillTokens} tokens, ${a.prefillMs.toFixed(0)} ms</title></rect>`,
-      `<text x="${(x + slot / 2).toFixed(1)}" y="${H - bottom + 16}" text-anchor="middle">${a.turn}</text>`,
+      rect(x + slot * 0.1, b[i]!, '#c0392b', 'off'),
+      rect(x + slot * 0.52, t, '#27ae60', 'on'),
+      `<text x="${(x + slot / 2).toFixed(1)}" y="${H - bottom + 16}" text-anchor="middle">${t.turn}</text>`,
     ];
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<text x="${W / 2}" y="22" text-anchor="middle" font-size="14">Prefill time per agent turn: replay off (red) vs on (green)</text>`,
+    `<text x="${W / 2}" y="22" text-anchor="middle" font-size="14">Tokens prefilled per agent turn: replay off (red), on (green)</text>`,
     `<line x1="${left}" y1="${H - bottom}" x2="${W - 20}" y2="${H - bottom}" stroke="black"/>`,
     `<line x1="${left}" y1="${top}" x2="${left}" y2="${H - bottom}" stroke="black"/>`,
-    `<text x="${left - 6}" y="${top + 4}" text-anchor="end">${max.toFixed(0)} ms</text>`,
+    `<text x="${left - 6}" y="${top + 4}" text-anchor="end">${max}</text>`,
     `<text x="${left - 6}" y="${H - bottom}" text-anchor="end">0</text>`,
-    `<text x="${W / 2}" y="${H - 6}" text-anchor="middle">turn</text>`,
+    `<text x="${W / 2}" y="${H - 6}" text-anchor="middle">turn (turn 1: ${on[0]!.prefillTokens} tokens either way)</text>`,
     ...bars,
     '</svg>',
   ].join('\n');
