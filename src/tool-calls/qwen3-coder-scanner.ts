@@ -1,5 +1,5 @@
 // qwen3_coder (Qwen3-Coder): `<tool_call>\n<function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n…
-// </function>\n</tool_call>`. The arguments are JSON that kiln builds, `{"P": value, …}`, each value
+// </function>\n</tool_call>`. The arguments are compact JSON that kiln builds, `{"P":value,…}`, each value
 // typed by the tool's schema (typed-json-value.ts). String values stream as they are written;
 // other types are held until the value ends. One framing newline is stripped at each end of a
 // value, and a `</parameter>` inside a value (code!) ends it only when the next non-space text is
@@ -201,7 +201,7 @@ export class Qwen3CoderScanner extends FormatScanner {
     this.heldLength = 0;
     this.qs = Q.ValueStart;
     if (!this.started) return;
-    const key = `${this.wroteParam ? ', ' : '{'}"${escapeJsonString(name)}": `;
+    const key = `${this.wroteParam ? ',' : '{'}"${escapeJsonString(name)}":`;
     this.wroteParam = true;
     if (this.streamValue) this.sink.args(`${key}"`);
     else this.key = key;

@@ -18,7 +18,7 @@ const M = 'tiny-qwen3';
 const BASH_CALL = '<tool_call>\n<function=bash>\n<parameter=command>\nls -la ~/tmp/\n</parameter>\n</function>\n</tool_call>';
 const READ_CALL = '<tool_call>\n<function=read_file>\n<parameter=path>\n/etc/hosts\n</parameter>\n</function>\n</tool_call>';
 // The qwen3_coder parser builds the arguments JSON from the typed values in this spacing.
-const BASH_ARGS = '{"command": "ls -la ~/tmp/"}';
+const BASH_ARGS = '{"command":"ls -la ~/tmp/"}';
 const tool = (name: string, param: string) => ({
   type: 'function' as const,
   function: { name, description: `${name} tool`, parameters: { type: 'object', properties: { [param]: { type: 'string' } }, required: [param] } },
@@ -273,7 +273,7 @@ describe('hermes tool calls (tiny Qwen3, qwen3 template)', () => {
   afterAll(async () => q?.s.close());
 
   it('streams the model\'s own argument text live', async () => {
-    const args = '{"command": "ls -la ~/tmp/", "timeout": 5}';
+    const args = '{"command":"ls -la ~/tmp/","timeout":5}';
     q.say(`<tool_call>\n{"name": "bash", "arguments": ${args}}\n</tool_call>`);
     const r = await streamChat(q.s.url, {});
     expect(r.calls.map((c) => c.name)).toEqual(['bash']);

@@ -19,7 +19,7 @@ const q3 = (fn: string, params: [string, string][]): string =>
   `<tool_call>\n<function=${fn}>\n${params.map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join('')}</function>\n</tool_call>`;
 
 const DALLAS = q3('get_current_weather', [['city', 'Dallas'], ['state', 'TX'], ['unit', 'fahrenheit']]);
-const DALLAS_ARGS = '{"city": "Dallas", "state": "TX", "unit": "fahrenheit"}';
+const DALLAS_ARGS = '{"city":"Dallas","state":"TX","unit":"fahrenheit"}';
 
 export const CASES: Case[] = [
   // ---- hermes ----
@@ -335,49 +335,49 @@ export const CASES: Case[] = [
     format: 'qwen3_coder',
     text: q3('calculate_area', [['shape', 'rectangle'], ['dimensions', '{"width": 10, \n "height": 20}'], ['precision', '2']]),
     content: '',
-    calls: [['calculate_area', '{"shape": "rectangle", "dimensions": {"width": 10, \n "height": 20}, "precision": 2}']],
+    calls: [['calculate_area', '{"shape":"rectangle","dimensions":{"width": 10, \n "height": 20},"precision":2}']],
   },
   {
     name: 'parallel calls',
     format: 'qwen3_coder',
     text: `${DALLAS}\n${q3('get_current_weather', [['city', 'Orlando'], ['state', 'FL'], ['unit', 'celsius']])}`,
     content: '\n',
-    calls: [['get_current_weather', DALLAS_ARGS], ['get_current_weather', '{"city": "Orlando", "state": "FL", "unit": "celsius"}']],
+    calls: [['get_current_weather', DALLAS_ARGS], ['get_current_weather', '{"city":"Orlando","state":"FL","unit":"celsius"}']],
   },
   {
     name: 'typed values',
     format: 'qwen3_coder',
     text: q3('test_types', [['int_param', '42'], ['float_param', '3.14'], ['bool_param', 'true'], ['str_param', 'hello world'], ['obj_param', '{"key": "value"}'], ['arr', '["a", "b"]']]),
     content: '',
-    calls: [['test_types', '{"int_param": 42, "float_param": 3.14, "bool_param": true, "str_param": "hello world", "obj_param": {"key": "value"}, "arr": ["a", "b"]}']],
+    calls: [['test_types', '{"int_param":42,"float_param":3.14,"bool_param":true,"str_param":"hello world","obj_param":{"key": "value"},"arr":["a", "b"]}']],
   },
   {
     name: 'anyOf and nullable types',
     format: 'qwen3_coder',
     text: q3('test_types', [['anyof_int', '5'], ['type_as_array', 'null'], ['multi_non_null', 'some text'], ['num', '6.02e23']]),
     content: '',
-    calls: [['test_types', '{"anyof_int": 5, "type_as_array": null, "multi_non_null": "some text", "num": 6.02e23}']],
+    calls: [['test_types', '{"anyof_int":5,"type_as_array":null,"multi_non_null":"some text","num":6.02e23}']],
   },
   {
     name: 'strings stay strings; Python booleans; big integers; untypable text',
     format: 'qwen3_coder',
     text: q3('test_types', [['str_param', '42'], ['code', '{"a": 1}'], ['bool_param', 'True'], ['int_param', '12345678901234567890'], ['anyof_int', 'many'], ['unknown', 'x']]),
     content: '',
-    calls: [['test_types', '{"str_param": "42", "code": "{\\"a\\": 1}", "bool_param": true, "int_param": 12345678901234567890, "anyof_int": "many", "unknown": "x"}']],
+    calls: [['test_types', '{"str_param":"42","code":"{\\"a\\": 1}","bool_param":true,"int_param":12345678901234567890,"anyof_int":"many","unknown":"x"}']],
   },
   {
     name: '</parameter> inside code',
     format: 'qwen3_coder',
     text: q3('write_file', [['path', 'a.py'], ['content', 'x = "</parameter>"\ny = "</parameter>\n\n  z"\n</parameter>']]),
     content: '',
-    calls: [['write_file', '{"path": "a.py", "content": "x = \\"</parameter>\\"\\ny = \\"</parameter>\\n\\n  z\\"\\n</parameter>"}']],
+    calls: [['write_file', '{"path":"a.py","content":"x = \\"</parameter>\\"\\ny = \\"</parameter>\\n\\n  z\\"\\n</parameter>"}']],
   },
   {
     name: 'one framing newline each side; quotes, backslashes, emoji',
     format: 'qwen3_coder',
     text: '<tool_call>\n<function=write_file>\n<parameter=content>\n\n He said "hi" \\ 😀\t<b>\n\n</parameter>\n</function>\n</tool_call>',
     content: '',
-    calls: [['write_file', '{"content": "\\n He said \\"hi\\" \\\\ 😀\\t<b>\\n"}']],
+    calls: [['write_file', '{"content":"\\n He said \\"hi\\" \\\\ 😀\\t<b>\\n"}']],
   },
   {
     name: 'no parameters',
@@ -391,7 +391,7 @@ export const CASES: Case[] = [
     format: 'qwen3_coder',
     text: '<tool_call>\n<function=search>\n<parameter=q>\nhello\n</parameter>\n</function>',
     content: '',
-    calls: [['search', '{"q": "hello"}']],
+    calls: [['search', '{"q":"hello"}']],
   },
   {
     name: 'truncated inside a value',
@@ -414,6 +414,6 @@ export const CASES: Case[] = [
     text: '<think>use search</think>\n\n<tool_call>\n<function=search>\n<parameter=q>\na < b && c <d> e\n</parameter>\n</function>\n</tool_call>',
     reasoning: 'use search',
     content: '\n\n',
-    calls: [['search', '{"q": "a < b && c <d> e"}']],
+    calls: [['search', '{"q":"a < b && c <d> e"}']],
   },
 ];

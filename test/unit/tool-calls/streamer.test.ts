@@ -318,7 +318,7 @@ describe('surrogate pairs', () => {
   it('qwen3_coder escapes a pair split across pushes as one character', () => {
     const text = '<tool_call>\n<function=search>\n<parameter=q>\n😀\n</parameter>\n</function>\n</tool_call>';
     const run = streamChunks(text.split(''), { format: 'qwen3_coder' });
-    expect(run.received.calls[0]!.arguments).toBe('{"q": "😀"}');
+    expect(run.received.calls[0]!.arguments).toBe('{"q":"😀"}');
   });
 });
 
