@@ -118,7 +118,7 @@ function toolCalls(calls: unknown, at: string, quirks: TemplateQuirks): Template
 }
 
 /** The arguments as the template should see them: an object, or the text when it is not JSON. */
-export function toolArguments(args: unknown, at: string, quirks: TemplateQuirks): unknown {
+function toolArguments(args: unknown, at: string, quirks: TemplateQuirks): unknown {
   if (args == null) return {};
   if (typeof args === 'string') {
     let parsed: unknown;
