@@ -6,7 +6,7 @@ import type { GgufWriteValue } from '../gguf/writer.js';
 import { UnsupportedTokenizerError } from '../tokenizer/errors.js';
 import { bpeVocabulary } from './bpe-vocabulary.js';
 import type { HfModelConfig } from './hf-config.js';
-import { isRecord } from './json-file.js';
+import { isRecord } from './read-file.js';
 import { choosePreTokenizer } from './pre-tokenizer-name.js';
 import { readSpecialTokens, type ChatTemplate, type SpecialTokens, type SpecialTokenType } from './special-tokens.js';
 import { spmVocabulary } from './spm-vocabulary.js';

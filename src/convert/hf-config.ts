@@ -1,7 +1,7 @@
 // Reads a model's config.json into the hyperparameters a conversion needs, the way
 // convert_hf_to_gguf.py reads them (the same keys, fallbacks and RoPE scaling rules).
 import { HfModelFormatError, HfUnsupportedArchitectureError } from './errors.js';
-import { isRecord } from './json-file.js';
+import { isRecord } from './read-file.js';
 import { MAX_DIM, MAX_HEADS, MAX_LAYERS, MAX_VOCAB } from './limits.js';
 
 export type GgufArchitecture = 'llama' | 'qwen2' | 'qwen3';

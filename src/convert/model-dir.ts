@@ -1,11 +1,11 @@
 // Finds and reads the files of a Hugging Face model directory: config.json, the safetensors weight
 // shards (listed by model.safetensors.index.json, or model*.safetensors), and the tokenizer files.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { HfModelFileMissingError, HfModelFormatError } from './errors.js';
 import type { HfTokenizerFiles } from './gguf-tokenizer.js';
 import { readHfConfig, type HfModelConfig } from './hf-config.js';
-import { isRecord, readOptionalJson, readOptionalJsonObject, readOptionalText } from './json-file.js';
+import { isRecord, readOptionalBytes, readOptionalJson, readOptionalJsonObject, readOptionalText } from './read-file.js';
 import { MAX_CONFIG_BYTES, MAX_INDEX_BYTES, MAX_TOKENIZER_JSON_BYTES, MAX_WEIGHT_FILES } from './limits.js';
 import { isChatTemplate, type ChatTemplate } from './special-tokens.js';
 import { checkTokenizerJson } from './tokenizer-json.js';
@@ -96,12 +96,4 @@ function readChatTemplateFile(dir: string): ChatTemplate | null {
   if (json === null || json['chat_template'] === undefined) return null;
   if (!isChatTemplate(json['chat_template'])) throw new HfModelFormatError(path, 'chat_template should be a string or a list of { name, template }');
   return json['chat_template'];
-}
-
-function readOptionalBytes(path: string, maxBytes: number): Uint8Array | null {
-  const stat = statSync(path, { throwIfNoEntry: false });
-  if (!stat) return null;
-  if (!stat.isFile()) throw new HfModelFileMissingError(path, 'is not a regular file');
-  if (stat.size > maxBytes) throw new HfModelFormatError(path, `the file has ${stat.size} bytes, more than the ${maxBytes} a real one needs`);
-  return readFileSync(path);
 }

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createTokenizer } from '../tokenizer/create-tokenizer.js';
 import { UnsupportedTokenizerError } from '../tokenizer/errors.js';
 import type { BpeVocabulary } from './bpe-vocabulary.js';
-import { isRecord } from './json-file.js';
+import { isRecord } from './read-file.js';
 import type { HfTokenizerJson } from './tokenizer-json.js';
 
 /** The script's probe text (get_vocab_base_pre's chktxt), character for character. */

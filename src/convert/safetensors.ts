@@ -1,9 +1,9 @@
 // Reads .safetensors files (an 8-byte little-endian header length, a JSON header, then the raw
 // tensor data) from a memory mapping, checking the header length, every dtype, shape and offset
 // against the file before a byte of tensor data is touched.
-import { statSync } from 'node:fs';
 import { native } from '../native/binding.js';
 import { HfModelFileMissingError, SafetensorsFormatError } from './errors.js';
+import { isRecord, statFile } from './read-file.js';
 import {
   MAX_SAFETENSORS_DIMS, MAX_SAFETENSORS_HEADER_BYTES, MAX_SAFETENSORS_TENSORS, MAX_TENSOR_NAME_BYTES,
 } from './limits.js';
@@ -33,14 +33,7 @@ export interface SafetensorsFile {
 
 /** Maps `path` read-only and parses it; the tensors' data stays in the mapping. */
 export function openSafetensors(path: string): SafetensorsFile {
-  let stat;
-  try {
-    stat = statSync(path, { throwIfNoEntry: false });
-  } catch (err) {
-    throw new HfModelFileMissingError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-  if (!stat) throw new HfModelFileMissingError(path, 'does not exist');
-  if (!stat.isFile()) throw new HfModelFileMissingError(path, 'is not a regular file');
+  if (statFile(path) === null) throw new HfModelFileMissingError(path, 'does not exist');
   let buffer: ArrayBuffer;
   try {
     buffer = native().mapFile(path);
@@ -120,10 +113,6 @@ export function parseSafetensors(bytes: Uint8Array, where: string): SafetensorsT
     shape: t.shape,
     data: bytes.subarray(dataStart + t.begin, dataStart + t.end),
   }));
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function isCount(v: unknown): v is number {

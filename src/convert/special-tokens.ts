@@ -2,7 +2,7 @@
 // tokenizer_config.json and config.json in the order and with the precedence of gguf-py's
 // SpecialVocab: the first source to name a token wins.
 import type { HfTokenizerJson } from './tokenizer-json.js';
-import { isRecord } from './json-file.js';
+import { isRecord } from './read-file.js';
 
 export const SPECIAL_TOKEN_TYPES = ['bos', 'eos', 'unk', 'sep', 'pad', 'cls', 'mask', 'eot'] as const;
 export type SpecialTokenType = (typeof SPECIAL_TOKEN_TYPES)[number];

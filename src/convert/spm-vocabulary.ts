@@ -4,7 +4,7 @@
 import { TokenType } from '../tokenizer/token-type.js';
 import { vocabularyFromSentencePiece } from '../tokenizer/vocabulary-from-sentencepiece.js';
 import { looksSpecial } from './bpe-vocabulary.js';
-import { isRecord } from './json-file.js';
+import { isRecord } from './read-file.js';
 
 export interface SpmVocabulary {
   tokens: string[];

@@ -1,7 +1,7 @@
 // The parts of a Hugging Face tokenizer.json a conversion reads, checked for shape: the BPE model's
 // vocabulary and merges, the added tokens, and the pipeline stages that identify the family.
 import { HfModelFormatError } from './errors.js';
-import { isRecord } from './json-file.js';
+import { isRecord } from './read-file.js';
 import { MAX_VOCAB } from './limits.js';
 
 export interface HfAddedToken {

@@ -189,8 +189,10 @@ export function writeSafetensors(path: string, tensors: SafetensorsEntry[]): voi
 }
 
 function encodeValues(dtype: HfDtype, values: Float32Array): Uint8Array {
-  if (dtype === 'F32') return new Uint8Array(values.buffer.slice(values.byteOffset, values.byteOffset + values.byteLength));
-  const bits = Uint16Array.from(values, dtype === 'BF16' ? floatToBf16 : floatToFp16);
+  const copy = values.slice();
+  if (dtype === 'F32') return new Uint8Array(copy.buffer);
+  // The values are exactly representable, so a BF16 is the high half of the float32's bits.
+  const bits = dtype === 'BF16' ? Uint16Array.from(new Uint32Array(copy.buffer), (u) => u >>> 16) : Uint16Array.from(values, floatToFp16);
   return new Uint8Array(bits.buffer);
 }
 
@@ -302,11 +304,11 @@ export function worstLogprobError(logits: Float32Array, vocab: number, reference
   return worst;
 }
 
-/** kiln's teacher-forced logits (tokens.length, vocab) for `prompt` (with BOS as the file says) on the model at `path`. */
+/** kiln's teacher-forced logits (tokens.length, vocab) for `prompt` (special tokens parsed, BOS as the file says) on the model at `path`. */
 export async function kilnEvaluate(path: string, prompt: string): Promise<{ tokens: number[]; logits: Float32Array; vocab: number }> {
   const rt = await Runtime.load({ model: path, threads: 1, kvCacheType: 'f32', maxBatch: 64 });
   try {
-    const tokens = rt.tokenize(prompt);
+    const tokens = rt.tokenize(prompt, { parseSpecial: true });
     return { tokens, logits: await rt.evaluate(tokens), vocab: rt.info.hparams.vocabSize };
   } finally {
     await rt.close();

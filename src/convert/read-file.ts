@@ -1,21 +1,34 @@
-// Reads the JSON and text files of a model directory with a size bound, turning every failure
-// into a typed error that names the file.
-import { readFileSync, statSync } from 'node:fs';
+// Reads the files of a model directory with a size bound, turning every failure into a typed
+// error that names the file.
+import { readFileSync, statSync, type Stats } from 'node:fs';
 import { HfModelFileMissingError, HfModelFormatError } from './errors.js';
 
-/** The text of `path`, or null when it does not exist. */
-export function readOptionalText(path: string, maxBytes: number): string | null {
+/** The stat of `path`, or null when it does not exist; throws unless it is a regular file. */
+export function statFile(path: string): Stats | null {
   let stat;
   try {
     stat = statSync(path, { throwIfNoEntry: false });
   } catch (err) {
     throw new HfModelFileMissingError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
-  if (!stat) return null;
-  if (!stat.isFile()) throw new HfModelFileMissingError(path, 'is not a regular file');
+  if (stat && !stat.isFile()) throw new HfModelFileMissingError(path, 'is not a regular file');
+  return stat ?? null;
+}
+
+/** The bytes of `path`, or null when it does not exist. */
+export function readOptionalBytes(path: string, maxBytes: number): Uint8Array | null {
+  const stat = statFile(path);
+  if (stat === null) return null;
   if (stat.size > maxBytes) throw new HfModelFormatError(path, `the file has ${stat.size} bytes, more than the ${maxBytes} a real one needs`);
+  return readFileSync(path);
+}
+
+/** The text of `path`, or null when it does not exist. */
+export function readOptionalText(path: string, maxBytes: number): string | null {
+  const bytes = readOptionalBytes(path, maxBytes);
+  if (bytes === null) return null;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(path));
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (err) {
     throw new HfModelFormatError(path, `cannot be read as UTF-8 text (${(err as Error).message})`);
   }
