@@ -36,7 +36,7 @@ export async function convert(argv: string[]): Promise<number> {
     const r = await convertHfModel(dir, out, { type, ...(onProgress ? { onProgress } : {}) });
     if (stderr.isTTY) stderr.write('\r\x1b[K');
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    stderr.write(`kiln convert: wrote ${r.path} (${r.architecture}, ${r.type}, ${r.tensorCount} tensors, ${formatBytes(r.bytes)}, tokenizer ${r.tokenizer.model}/${r.tokenizer.pre} with ${r.tokenizer.tokens} tokens) in ${seconds} s\n`);
+    stderr.write(`kiln convert: wrote ${r.path} (${r.architecture}, ${r.type}, ${r.tensorCount} tensors, ${formatBytes(r.bytes)}, tokenizer ${r.tokenizer.model}/${r.tokenizer.pre}${r.tokenizer.preFromRegex ? ' (named by its regex)' : ''} with ${r.tokenizer.tokens} tokens) in ${seconds} s\n`);
   } catch (err) {
     if (stderr.isTTY) stderr.write('\n');
     throw err;

@@ -3,7 +3,7 @@
 // load. Weights are read from memory mappings and written a chunk at a time, so converting a
 // model takes little more memory than one chunk of one tensor.
 import { GgufStreamWriter } from '../gguf/stream-writer.js';
-import { HfModelFormatError } from './errors.js';
+import { ConvertOutputError, HfModelFormatError } from './errors.js';
 import { buildGgufTokenizer, tokenizerMetadata } from './gguf-tokenizer.js';
 import { readModelDir } from './model-dir.js';
 import { modelMetadata } from './model-metadata.js';
@@ -34,7 +34,8 @@ export interface ConvertResult {
   type: OutputType;
   tensorCount: number;
   bytes: number;
-  tokenizer: { model: string; pre: string; tokens: number };
+  /** `preFromRegex`: the pre-tokenizer's hash is not in llama.cpp's table, so its regex named it. */
+  tokenizer: { model: string; pre: string; tokens: number; preFromRegex: boolean };
 }
 
 export async function convertHfModel(modelDir: string, outPath: string, options: ConvertOptions = {}): Promise<ConvertResult> {
@@ -48,7 +49,8 @@ export async function convertHfModel(modelDir: string, outPath: string, options:
     ...tokenizerMetadata(tokenizer),
   ];
 
-  const writer = await GgufStreamWriter.create(outPath, { metadata, tensors: plan.map(({ name, dims, type: t }) => ({ name, dims, type: t })) });
+  const writer = await GgufStreamWriter.create(outPath, { metadata, tensors: plan.map(({ name, dims, type: t }) => ({ name, dims, type: t })) })
+    .catch((err: unknown) => { throw outputError(outPath, err); });
   const totalBytes = writer.fileSize;
   try {
     for (const [i, tensor] of plan.entries()) {
@@ -60,7 +62,7 @@ export async function convertHfModel(modelDir: string, outPath: string, options:
     await writer.finish();
   } catch (err) {
     await writer.abort();
-    throw err;
+    throw outputError(outPath, err);
   }
   return {
     path: outPath,
@@ -68,8 +70,13 @@ export async function convertHfModel(modelDir: string, outPath: string, options:
     type,
     tensorCount: plan.length,
     bytes: totalBytes,
-    tokenizer: { model: tokenizer.model, pre: tokenizer.pre, tokens: tokenizer.tokens.length },
+    tokenizer: { model: tokenizer.model, pre: tokenizer.pre, tokens: tokenizer.tokens.length, preFromRegex: tokenizer.preChoice?.by === 'pattern' },
   };
+}
+
+/** File system failures (errno codes) become typed errors; anything else passes through. */
+function outputError(path: string, err: unknown): unknown {
+  return typeof (err as NodeJS.ErrnoException)?.code === 'string' && (err as NodeJS.ErrnoException).syscall !== undefined ? new ConvertOutputError(path, err) : err;
 }
 
 /** Every tensor of every shard by name; the index, when there is one, must list exactly these. */

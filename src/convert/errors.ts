@@ -39,3 +39,11 @@ export class HfModelFormatError extends ConvertError {
     super(`${path}: ${detail}`);
   }
 }
+
+/** The output file cannot be created or written (a missing folder, no permission, a full disk). */
+export class ConvertOutputError extends ConvertError {
+  readonly code = 'convert_output_failed';
+  constructor(readonly path: string, cause: unknown) {
+    super(`cannot write ${path}: ${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}. Check that its folder exists and has room for the model.`, { cause });
+  }
+}

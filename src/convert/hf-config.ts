@@ -102,8 +102,8 @@ export function readHfConfig(json: Record<string, unknown>, path: string): HfMod
     rmsEps: optPositive('rms_norm_eps') ?? optPositive('norm_eps'),
     ropeTheta,
     ropeScaling: readRopeScaling(ropeParams, json, fail),
-    // transformers' PretrainedConfig default.
-    tieWordEmbeddings: typeof tie === 'boolean' ? tie : true,
+    // The default of LlamaConfig, MistralConfig, Qwen2Config and Qwen3Config.
+    tieWordEmbeddings: typeof tie === 'boolean' ? tie : false,
   };
 }
 

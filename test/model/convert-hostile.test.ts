@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { convertHfModel } from '../../src/convert/convert-model.js';
-import { HfModelFileMissingError, HfModelFormatError, HfUnsupportedArchitectureError, SafetensorsFormatError } from '../../src/convert/errors.js';
+import {
+  ConvertOutputError, HfModelFileMissingError, HfModelFormatError, HfUnsupportedArchitectureError, SafetensorsFormatError,
+} from '../../src/convert/errors.js';
 import { MAX_SAFETENSORS_HEADER_BYTES } from '../../src/convert/limits.js';
 import { parseSafetensors } from '../../src/convert/safetensors.js';
 import { UnsupportedTokenizerError } from '../../src/tokenizer/errors.js';
@@ -101,6 +103,12 @@ describe('model directories that cannot be converted', () => {
     const dir = modelDir();
     await convertHfModel(dir, join(dir, 'out.gguf'));
     expect(existsSync(join(dir, 'out.gguf'))).toBe(true);
+  });
+
+  it('an output path in a folder that does not exist', async () => {
+    const err = await convertHfModel(modelDir(), join(work, 'no', 'such', 'out.gguf')).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(ConvertOutputError);
+    expect((err as Error).message).toMatch(/cannot write .*out\.gguf: ENOENT/);
   });
 
   it('a missing directory or config.json', async () => {

@@ -102,6 +102,12 @@ describe('model variants', () => {
     }
   });
 
+  it('keeps lm_head when config.json does not say the embeddings are tied (the families\' default)', async () => {
+    const dir = modelDir({ tieWordEmbeddings: false }, undefined, (m) => { delete m.config['tie_word_embeddings']; });
+    await convertHfModel(dir, join(dir, 'out.gguf'));
+    expect(openGguf(join(dir, 'out.gguf')).file.tensors.map((t) => t.name)).toContain('output.weight');
+  });
+
   it('Qwen2 with YaRN writes the scaling keys llama.cpp reads', async () => {
     const dir = modelDir({ architecture: 'Qwen2ForCausalLM', qkvBias: true, ropeScaling: { type: 'yarn', factor: 4, original_max_position_embeddings: 32768 } });
     await convertHfModel(dir, join(dir, 'out.gguf'));
@@ -164,7 +170,7 @@ describe('kiln convert on the command line', () => {
     } finally {
       spy.mockRestore();
     }
-    expect(lines[0]).toMatch(/^kiln convert: wrote .*cli\.gguf \(llama, q4_0, 11 tensors, [\d.]+ kB, tokenizer gpt2\/gpt-2 with 260 tokens\) in [\d.]+ s\n$/);
+    expect(lines[0]).toMatch(/^kiln convert: wrote .*cli\.gguf \(llama, q4_0, 11 tensors, [\d.]+ kB, tokenizer gpt2\/gpt-2 \(named by its regex\) with 260 tokens\) in [\d.]+ s\n$/);
     expect(lines[1]).toMatch(/--type must be one of f16, q8_0, q4_0, got 'q5_k'/);
     expect(lines[2]).toMatch(/^usage: kiln convert/);
     expect(lines).toHaveLength(3);
