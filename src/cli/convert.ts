@@ -29,7 +29,7 @@ export async function convert(argv: string[]): Promise<number> {
       const now = performance.now();
       if (now - lastDraw < REDRAW_MS && p.bytesWritten < p.totalBytes) return;
       lastDraw = now;
-      stderr.write(`\r${progressLine(p, stderr.columns ?? 80)}\x1b[K`);
+      stderr.write(`\r${progressLine(p, stderr.columns || 80)}\x1b[K`);
     }
     : undefined;
   try {
