@@ -3,7 +3,7 @@
 // whether its rows are permuted (the Q/K reordering llama.cpp's normal RoPE expects).
 import { GgmlType, GGML_TYPES } from '../gguf/ggml-type.js';
 import { HfModelFormatError } from './errors.js';
-import type { HfModelConfig } from './hf-config.js';
+import type { GgufArchitecture, HfModelConfig } from './hf-config.js';
 import { llama3RopeFactors } from './rope-factors.js';
 import type { SafetensorsTensor } from './safetensors.js';
 
@@ -32,31 +32,45 @@ export interface SourceTensor {
   file: string;
 }
 
-const GLOBAL_NAMES: Record<string, string> = {
-  'model.embed_tokens.weight': 'token_embd.weight',
-  'model.norm.weight': 'output_norm.weight',
-  'lm_head.weight': 'output.weight',
-};
+type Shape = (c: HfModelConfig, vocabSize: number) => number[];
 
-/** Per-layer HF names (after model.layers.N.) in the order their GGUF tensors are written. */
-const LAYER_NAMES: Array<[string, string]> = [
-  ['input_layernorm.weight', 'attn_norm.weight'],
-  ['self_attn.q_proj.weight', 'attn_q.weight'],
-  ['self_attn.q_proj.bias', 'attn_q.bias'],
-  ['self_attn.k_proj.weight', 'attn_k.weight'],
-  ['self_attn.k_proj.bias', 'attn_k.bias'],
-  ['self_attn.v_proj.weight', 'attn_v.weight'],
-  ['self_attn.v_proj.bias', 'attn_v.bias'],
-  ['self_attn.o_proj.weight', 'attn_output.weight'],
-  ['self_attn.o_proj.bias', 'attn_output.bias'],
-  ['self_attn.q_norm.weight', 'attn_q_norm.weight'],
-  ['self_attn.k_norm.weight', 'attn_k_norm.weight'],
-  ['post_attention_layernorm.weight', 'ffn_norm.weight'],
-  ['mlp.gate_proj.weight', 'ffn_gate.weight'],
-  ['mlp.up_proj.weight', 'ffn_up.weight'],
-  ['mlp.down_proj.weight', 'ffn_down.weight'],
+/** Whole-model tensors: HF name, GGUF name, HF shape (PyTorch order). */
+const GLOBAL_TENSORS: Array<[string, string, Shape]> = [
+  ['model.embed_tokens.weight', 'token_embd.weight', (c, v) => [v, c.dim]],
+  ['model.norm.weight', 'output_norm.weight', (c) => [c.dim]],
+  ['lm_head.weight', 'output.weight', (c, v) => [v, c.dim]],
 ];
-const LAYER_MAP = new Map(LAYER_NAMES);
+
+/** Per-layer tensors (HF names after model.layers.N.) in the order they are written. */
+const LAYER_TENSORS: Array<[string, string, Shape]> = [
+  ['input_layernorm.weight', 'attn_norm.weight', (c) => [c.dim]],
+  ['self_attn.q_proj.weight', 'attn_q.weight', (c) => [c.nHeads * c.headDim, c.dim]],
+  ['self_attn.q_proj.bias', 'attn_q.bias', (c) => [c.nHeads * c.headDim]],
+  ['self_attn.k_proj.weight', 'attn_k.weight', (c) => [c.nKvHeads * c.headDim, c.dim]],
+  ['self_attn.k_proj.bias', 'attn_k.bias', (c) => [c.nKvHeads * c.headDim]],
+  ['self_attn.v_proj.weight', 'attn_v.weight', (c) => [c.nKvHeads * c.headDim, c.dim]],
+  ['self_attn.v_proj.bias', 'attn_v.bias', (c) => [c.nKvHeads * c.headDim]],
+  ['self_attn.o_proj.weight', 'attn_output.weight', (c) => [c.dim, c.nHeads * c.headDim]],
+  ['self_attn.o_proj.bias', 'attn_output.bias', (c) => [c.dim]],
+  ['self_attn.q_norm.weight', 'attn_q_norm.weight', (c) => [c.headDim]],
+  ['self_attn.k_norm.weight', 'attn_k_norm.weight', (c) => [c.headDim]],
+  ['post_attention_layernorm.weight', 'ffn_norm.weight', (c) => [c.dim]],
+  ['mlp.gate_proj.weight', 'ffn_gate.weight', (c) => [c.ffnDim, c.dim]],
+  ['mlp.up_proj.weight', 'ffn_up.weight', (c) => [c.ffnDim, c.dim]],
+  ['mlp.down_proj.weight', 'ffn_down.weight', (c) => [c.dim, c.ffnDim]],
+];
+
+const GLOBAL_MAP = new Map(GLOBAL_TENSORS.map(([hf, gguf]) => [hf, gguf]));
+const LAYER_MAP = new Map(LAYER_TENSORS.map(([hf, gguf]) => [hf, gguf]));
+
+const LLAMA_LAYER = ['attn_norm.weight', 'attn_q.weight', 'attn_k.weight', 'attn_v.weight', 'attn_output.weight', 'ffn_norm.weight', 'ffn_gate.weight', 'ffn_up.weight', 'ffn_down.weight'];
+
+/** The layer tensors every model of the architecture has; the others are optional. */
+const REQUIRED_LAYER_TENSORS: Record<GgufArchitecture, string[]> = {
+  llama: LLAMA_LAYER,
+  qwen2: [...LLAMA_LAYER, 'attn_q.bias', 'attn_k.bias', 'attn_v.bias'],
+  qwen3: [...LLAMA_LAYER, 'attn_q_norm.weight', 'attn_k_norm.weight'],
+};
 
 /** Buffers and caches some checkpoints carry that no runtime reads. */
 const SKIPPED_SUFFIXES = ['.attention.masked_bias', '.attention.bias', '.rotary_emb.inv_freq'];
@@ -64,7 +78,7 @@ const SKIPPED_SUFFIXES = ['.attention.masked_bias', '.attention.bias', '.rotary_
 /** The GGUF name of an HF tensor, null for one that is dropped; throws for one it cannot place. */
 export function ggufTensorName(hfName: string, nLayers: number, where: string): string | null {
   if (SKIPPED_SUFFIXES.some((s) => hfName.endsWith(s))) return null;
-  const global = GLOBAL_NAMES[hfName];
+  const global = GLOBAL_MAP.get(hfName);
   if (global !== undefined) return global;
   const m = /^model\.layers\.(\d+)\.(.+)$/.exec(hfName);
   const mapped = m ? LAYER_MAP.get(m[2]!) : undefined;
@@ -81,83 +95,42 @@ export function ggufTensorName(hfName: string, nLayers: number, where: string): 
  * `vocabSize` is the number of tokens the tokenizer metadata holds.
  */
 export function planTensors(config: HfModelConfig, sources: Map<string, SourceTensor>, vocabSize: number, outType: OutputType, dir: string): PlannedTensor[] {
-  const { dim, ffnDim, nHeads, nKvHeads, headDim, nLayers } = config;
   const byGguf = new Map<string, SourceTensor>();
   for (const [hfName, src] of sources) {
-    const name = ggufTensorName(hfName, nLayers, src.file);
+    const name = ggufTensorName(hfName, config.nLayers, src.file);
     if (name === null) continue;
     // Tied embeddings: the output matrix is the embedding table, so a stored copy is left out.
     if (name === 'output.weight' && config.tieWordEmbeddings) continue;
     byGguf.set(name, src);
   }
-
-  const shapes = new Map<string, number[]>([
-    ['token_embd.weight', [vocabSize, dim]],
-    ['output_norm.weight', [dim]],
-    ['output.weight', [vocabSize, dim]],
-  ]);
-  const layerShapes: Record<string, number[]> = {
-    'attn_norm.weight': [dim],
-    'attn_q.weight': [nHeads * headDim, dim],
-    'attn_q.bias': [nHeads * headDim],
-    'attn_k.weight': [nKvHeads * headDim, dim],
-    'attn_k.bias': [nKvHeads * headDim],
-    'attn_v.weight': [nKvHeads * headDim, dim],
-    'attn_v.bias': [nKvHeads * headDim],
-    'attn_output.weight': [dim, nHeads * headDim],
-    'attn_output.bias': [dim],
-    'attn_q_norm.weight': [headDim],
-    'attn_k_norm.weight': [headDim],
-    'ffn_norm.weight': [dim],
-    'ffn_gate.weight': [ffnDim, dim],
-    'ffn_up.weight': [ffnDim, dim],
-    'ffn_down.weight': [dim, ffnDim],
-  };
-  const required = ['attn_norm.weight', 'attn_q.weight', 'attn_k.weight', 'attn_v.weight', 'attn_output.weight', 'ffn_norm.weight', 'ffn_gate.weight', 'ffn_up.weight', 'ffn_down.weight'];
-  if (config.architecture === 'qwen2') required.push('attn_q.bias', 'attn_k.bias', 'attn_v.bias');
-  if (config.architecture === 'qwen3') required.push('attn_q_norm.weight', 'attn_k_norm.weight');
-
-  const order: string[] = ['token_embd.weight'];
-  for (let l = 0; l < nLayers; l++) {
-    for (const [, name] of LAYER_NAMES) {
-      shapes.set(`blk.${l}.${name}`, layerShapes[name]!);
-      order.push(`blk.${l}.${name}`);
-    }
-  }
-  order.push('output_norm.weight', 'output.weight');
-  const requiredNames = new Set(['token_embd.weight', 'output_norm.weight', ...Array.from({ length: nLayers }, (_, l) => required.map((n) => `blk.${l}.${n}`)).flat()]);
-
   const hasOutput = byGguf.has('output.weight');
+
   const plan: PlannedTensor[] = [];
-  for (const name of order) {
+  for (const { hf, name, shape, required } of expectedTensors(config, vocabSize)) {
     const src = byGguf.get(name);
     if (src === undefined) {
-      if (requiredNames.has(name)) {
-        throw new HfModelFormatError(dir, `has no tensor for ${name} (${hfNameOf(name)}), which a ${config.hfArchitecture} model needs; the download is incomplete or the model is another architecture`);
-      }
+      if (required) throw new HfModelFormatError(dir, `has no tensor for ${name} (${hf}), which a ${config.hfArchitecture} model needs; the download is incomplete or the model is another architecture`);
       continue;
     }
-    const expected = shapes.get(name)!;
     const { tensor } = src;
-    if (tensor.shape.length !== expected.length || tensor.shape.some((d, i) => d !== expected[i])) {
-      throw new HfModelFormatError(src.file, `tensor ${tensor.name} has shape [${tensor.shape.join(', ')}], but config.json (and the tokenizer's ${vocabSize} tokens) call for [${expected.join(', ')}]`);
+    if (tensor.shape.length !== shape.length || tensor.shape.some((d, i) => d !== shape[i])) {
+      throw new HfModelFormatError(src.file, `tensor ${tensor.name} has shape [${tensor.shape.join(', ')}], but config.json (and the tokenizer's ${vocabSize} tokens) call for [${shape.join(', ')}]`);
     }
     if (tensor.dtype !== 'F32' && tensor.dtype !== 'F16' && tensor.dtype !== 'BF16') {
       throw new HfModelFormatError(src.file, `tensor ${tensor.name} is stored as ${tensor.dtype}; kiln convert reads F32, F16 and BF16 weights (quantized checkpoints such as GPTQ or AWQ cannot be converted)`);
     }
-    const rows = expected[0]!;
-    const cols = expected.length === 2 ? expected[1]! : 1;
-    const kind = /^blk\.\d+\.(.+)$/.exec(name)?.[1] ?? name;
-    // llama.cpp applies normal (GPT-J) RoPE to llama models: HF's rotate-half layout is permuted into adjacent pairs.
-    const permute = config.architecture === 'llama' && (kind.startsWith('attn_q.') || kind.startsWith('attn_k.')) ? headDim : null;
+    const [rows, cols = 1] = shape as [number, number?];
+    // llama.cpp applies normal (GPT-J) RoPE to llama models: HF's rotate-half layout of Q and K
+    // (weights and biases) is permuted into adjacent pairs.
+    const permute = config.architecture === 'llama' && /^blk\.\d+\.attn_[qk]\./.test(name);
     plan.push({
       name,
-      dims: expected.length === 2 ? [cols, rows] : [rows],
-      type: storageType(name, expected, outType, hasOutput),
+      dims: shape.length === 2 ? [cols, rows] : [rows],
+      type: storageType(name, shape, outType, hasOutput),
       rows,
       cols,
       source: src,
-      permuteHeadRows: permute,
+      permuteHeadRows: permute ? config.headDim : null,
     });
   }
 
@@ -166,6 +139,18 @@ export function planTensors(config: HfModelConfig, sources: Map<string, SourceTe
     plan.splice(1, 0, { name: 'rope_freqs.weight', dims: [ropeFactors.length], type: GgmlType.F32, rows: ropeFactors.length, cols: 1, source: ropeFactors, permuteHeadRows: null });
   }
   return plan;
+}
+
+/** Every tensor the output file may hold, in write order, with its HF name and shape. */
+function expectedTensors(c: HfModelConfig, vocabSize: number): Array<{ hf: string; name: string; shape: number[]; required: boolean }> {
+  const entry = ([hf, name, shape]: [string, string, Shape], required: boolean) => ({ hf, name, shape: shape(c, vocabSize), required });
+  const required = new Set(REQUIRED_LAYER_TENSORS[c.architecture]);
+  const out = [entry(GLOBAL_TENSORS[0]!, true)];
+  for (let l = 0; l < c.nLayers; l++) {
+    for (const [hf, name, shape] of LAYER_TENSORS) out.push(entry([`model.layers.${l}.${hf}`, `blk.${l}.${name}`, shape], required.has(name)));
+  }
+  out.push(entry(GLOBAL_TENSORS[1]!, true), entry(GLOBAL_TENSORS[2]!, false));
+  return out;
 }
 
 /**
@@ -181,11 +166,3 @@ export function storageType(name: string, shape: readonly number[], outType: Out
   if (isOutput && outType === 'q4_0') type = width % GGML_TYPES[GgmlType.Q6_K].blockSize === 0 ? GgmlType.Q6_K : GgmlType.Q8_0;
   return width % GGML_TYPES[type].blockSize === 0 ? type : GgmlType.F16;
 }
-
-function hfNameOf(gguf: string): string {
-  for (const [hf, g] of Object.entries(GLOBAL_NAMES)) if (g === gguf) return hf;
-  const m = /^blk\.(\d+)\.(.+)$/.exec(gguf)!;
-  for (const [hf, g] of LAYER_NAMES) if (g === m[2]) return `model.layers.${m[1]}.${hf}`;
-  return gguf;
-}
-
