@@ -9,6 +9,8 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { progressLine } from '../../src/cli/convert.js';
 import { convertHfModel } from '../../src/convert/convert-model.js';
+import { bpeVocabulary } from '../../src/convert/bpe-vocabulary.js';
+import { choosePreTokenizer } from '../../src/convert/pre-tokenizer-name.js';
 import { readSpecialTokens } from '../../src/convert/special-tokens.js';
 import { storageType } from '../../src/convert/tensor-plan.js';
 import { GgmlType } from '../../src/gguf/ggml-type.js';
@@ -125,6 +127,24 @@ describe('model variants', () => {
     writeFileSync(join(file, 'chat_template.jinja'), '{{ messages }}');
     await convertHfModel(file, join(file, 'out.gguf'));
     expect(openGguf(join(file, 'out.gguf')).file.metadata.get('tokenizer.chat_template')).toBe('{{ messages }}');
+  });
+});
+
+describe('pre-tokenizer names', () => {
+  // The Split patterns as each family's tokenizer.json writes them.
+  const split = (regex: string) => ({ type: 'Sequence', pretokenizers: [
+    { type: 'Split', pattern: { Regex: regex }, behavior: 'Isolated', invert: false },
+    { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+  ] });
+  const cases: Array<[string, unknown]> = [
+    ['llama-bpe', split("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")],
+    ['qwen2', split("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")],
+    ['tekken', split('[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+')],
+    ['gpt-2', { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true }],
+  ];
+  it.each(cases)('a tokenizer.json outside the hash table is named %s by its pre-tokenizer regex', (pre, preTokenizer) => {
+    const json = { ...byteLevelTokenizerJson(), pre_tokenizer: preTokenizer };
+    expect(choosePreTokenizer(json, bpeVocabulary(json, null))).toMatchObject({ pre, by: 'pattern' });
   });
 });
 
