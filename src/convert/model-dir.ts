@@ -25,7 +25,12 @@ export interface HfModelDir {
 
 export function readModelDir(dirArg: string): HfModelDir {
   const dir = resolve(dirArg);
-  const stat = statSync(dir, { throwIfNoEntry: false });
+  let stat;
+  try {
+    stat = statSync(dir, { throwIfNoEntry: false });
+  } catch (err) {
+    throw new HfModelFileMissingError(dir, `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
   if (!stat) throw new HfModelFileMissingError(dir, 'does not exist');
   if (!stat.isDirectory()) throw new HfModelFileMissingError(dir, 'is not a directory');
 
