@@ -4,17 +4,75 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
-#include "cpu/mat-mul.h"
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 namespace kiln {
+
+namespace {
+
+// Gives back the pages of [p, p + n) to the file they map, when that is what they are: a model
+// file mapped private, whose weights now live in a packed copy. The memory is not lost (touching
+// it again reads the file) but no longer counts twice. Any other memory (weights a caller built in
+// a buffer) is left alone, since MADV_DONTNEED would zero it.
+void releaseFilePages(const uint8_t* p, size_t n) {
+#if defined(__linux__)
+  const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  const uintptr_t begin = ((uintptr_t)p + page - 1) / page * page;
+  const uintptr_t end = ((uintptr_t)p + n) / page * page;
+  if (end <= begin) return;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, device;
+    unsigned long inode = 0;
+    fields >> range >> perms >> offset >> device >> inode;
+    const size_t dash = range.find('-');
+    if (dash == std::string::npos) continue;
+    const uintptr_t lo = std::stoull(range.substr(0, dash), nullptr, 16);
+    const uintptr_t hi = std::stoull(range.substr(dash + 1), nullptr, 16);
+    if (begin < lo || end > hi) continue;
+    if (inode != 0 && perms.size() == 4 && perms[3] == 'p') madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    return;
+  }
+#endif
+}
+
+}  // namespace
 
 Plan::Plan(std::vector<PlanTensor> tensors, std::vector<PlanNode> nodes, int output, const PlanOptions& options)
     : tensors_(std::move(tensors)), nodes_(std::move(nodes)), output_(output), options_(options), pool_(options.threads) {
   const GraphShape shape = validateGraph(tensors_, nodes_, output_, options_);
   nLayers_ = shape.nLayers;
   kvWidth_ = shape.kvWidth;
+  packWeightsOnce();
   allocate();
+}
+
+// Weights with a packed form for this CPU are packed once; the originals' pages go back to the
+// file unless another op (get_rows of tied embeddings) still reads them.
+void Plan::packWeightsOnce() {
+  packedOf_.assign(tensors_.size(), -1);
+  std::vector<bool> readElsewhere(tensors_.size(), false), tried(tensors_.size(), false);
+  for (const PlanNode& node : nodes_)
+    for (size_t i = node.op == OpCode::MulMat ? 1 : 0; i < node.inputs.size(); i++) readElsewhere[node.inputs[i]] = true;
+  for (const PlanNode& node : nodes_) {
+    if (node.op != OpCode::MulMat || tried[node.inputs[0]]) continue;
+    const int id = node.inputs[0];
+    tried[id] = true;
+    const PlanTensor& w = tensors_[id];
+    PackedWeights p;
+    if (!packWeights(*typeTraits(w.dtype), w.data, w.rows, w.cols, &p)) continue;
+    packedOf_[id] = (int)packed_.size();
+    packed_.push_back(std::move(p));
+    if (!readElsewhere[id]) releaseFilePages(w.data, w.byteLength);
+  }
 }
 
 const float* Plan::constF32(int id) const {
@@ -34,7 +92,9 @@ void Plan::allocate() {
     if (node.op == OpCode::MulMat) {
       const PlanTensor& w = tensors_[node.inputs[0]];
       const PlanTensor& x = tensors_[node.inputs[1]];
-      scratch = std::max(scratch, mulMatScratchBytes((GgmlType)w.dtype, w.cols, std::max<int64_t>(x.rows, options_.maxBatch)));
+      const int64_t n = std::max<int64_t>(x.rows, options_.maxBatch);
+      scratch = std::max(scratch, mulMatScratchBytes((GgmlType)w.dtype, w.cols, n));
+      if (packedOf_[node.inputs[0]] >= 0) scratch = std::max(scratch, mulMatPackedScratchBytes(packed_[packedOf_[node.inputs[0]]], n));
     }
     if (node.op == OpCode::Attention) maxHeadDim = std::max(maxHeadDim, (int)node.params[3]);
   }
@@ -91,7 +151,12 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
       }
       case OpCode::MulMat: {
         const PlanTensor& w = tensors_[node.inputs[0]];
-        mulMat(*typeTraits(w.dtype), w.data, w.rows, w.cols, input(node, 1), rows, y, pool_, matScratch_.data());
+        const int packed = packedOf_[node.inputs[0]];
+        if (packed >= 0 && kernelLevel() == KernelLevel::Best) {
+          mulMatPacked(packed_[packed], input(node, 1), rows, y, pool_, matScratch_.data());
+        } else {
+          mulMat(*typeTraits(w.dtype), w.data, w.rows, w.cols, input(node, 1), rows, y, pool_, matScratch_.data());
+        }
         if (node.inputs.size() > 2) {
           const float* bias = constF32(node.inputs[2]);
           pool_.run([&](int ith, int nth) { addBiasRows(y, bias, rows, outT.cols, ith, nth); });

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu/mat-mul.h"
 #include "cpu/ops.h"
 #include "cpu/thread-pool.h"
 #include "cpu/type-traits.h"
@@ -27,6 +28,7 @@ class Plan {
 
  private:
   void allocate();
+  void packWeightsOnce();
   float* act(int id) { return buffers_[tensors_[id].buffer].data(); }
   const float* constF32(int id) const;
   KvView kvView(int slot, int layer);
@@ -43,6 +45,8 @@ class Plan {
   int nLayers_ = 0;
   int64_t kvWidth_ = 0;
   std::vector<uint8_t> kvK_, kvV_;   // [slot][layer][capacity][kvWidth] in kvType
+  std::vector<PackedWeights> packed_;
+  std::vector<int> packedOf_;        // tensor id -> index in packed_, or -1
 };
 
 }  // namespace kiln

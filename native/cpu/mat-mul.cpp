@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
+
+#include "cpu-features.h"
+#include "quants.h"
 
 namespace kiln {
 
@@ -30,6 +34,9 @@ struct MulMatJob {
   size_t weightRowBytes, actRowBytes;
   int64_t chunkRows, chunks;
   std::atomic<int64_t> nextChunk;
+  // Packed Q4_0 only: the packed weights and, after the Q8_0 rows in scratch, each block's sums.
+  const PackedWeights* packed = nullptr;
+  Q8BlockSums* sums = nullptr;
 
   // Splits the tokens' blocks evenly, so one token's row is shared by all threads as well.
   void convert(int ith, int nth) {
@@ -40,7 +47,26 @@ struct MulMatJob {
       const int64_t count = std::min(end - b, perRow - first);
       act.fromFloat(x + t * cols + first * act.blockSize, scratch + t * actRowBytes + first * act.typeSize,
                     count * act.blockSize);
+      if (sums) blockSums(t, first, count);
       b += count;
+    }
+  }
+
+  void blockSums(int64_t t, int64_t first, int64_t count) {
+    const BlockQ8_0* q = reinterpret_cast<const BlockQ8_0*>(scratch + t * actRowBytes);
+    for (int64_t b = first; b < first + count; b++) {
+      int32_t sum = 0;
+      for (int j = 0; j < QK8_0; j++) sum += q[b].qs[j];
+      sums[t * (cols / QK8_0) + b] = {fp16ToFloat(q[b].d), 8 * sum};
+    }
+  }
+
+  void multiplyPacked(int ith) {
+    const int64_t nb = cols / QK4_0;
+    const BlockQ4_0x8* groups = reinterpret_cast<const BlockQ4_0x8*>(packed->data.data());
+    for (int64_t c = ith; c < chunks; c = nextChunk.fetch_add(1, std::memory_order_relaxed)) {
+      const int64_t g0 = c * chunkRows / 8, g1 = std::min(rows, (c + 1) * chunkRows) / 8;
+      gemmQ4_0x8_avx2(nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb, reinterpret_cast<const BlockQ8_0*>(scratch), sums);
     }
   }
 
@@ -48,6 +74,10 @@ struct MulMatJob {
     const char* xs = act.type == GgmlType::F32 ? reinterpret_cast<const char*>(x) : scratch;
     for (int64_t c = ith; c < chunks; c = nextChunk.fetch_add(1, std::memory_order_relaxed)) {
       const int64_t r0 = c * chunkRows, r1 = std::min(rows, r0 + chunkRows);
+      if (w.vecDotMany) {
+        w.vecDotMany(cols, r1 - r0, nTokens, y + r0, rows, weights + r0 * weightRowBytes, weightRowBytes, xs, actRowBytes);
+        continue;
+      }
       for (int64_t t0 = 0; t0 < nTokens; t0 += kTokensPerRow) {
         const int64_t t1 = std::min(nTokens, t0 + kTokensPerRow);
         for (int64_t r = r0; r < r1; r++) {
@@ -59,6 +89,14 @@ struct MulMatJob {
   }
 };
 
+// Rows per chunk: a chunk's weights fit in L2, and there are enough chunks per thread.
+int64_t chunkRowsFor(size_t weightRowBytes, int64_t rows, int threads, int64_t multiple) {
+  const int64_t byBytes = std::max<int64_t>(1, (int64_t)(kChunkBytes / weightRowBytes));
+  const int64_t byBalance = std::max<int64_t>(1, rows / (threads * kChunksPerThread));
+  const int64_t n = std::min(byBytes, byBalance);
+  return std::max<int64_t>(multiple, n / multiple * multiple);
+}
+
 }  // namespace
 
 size_t mulMatScratchBytes(GgmlType weightType, int64_t cols, int64_t nTokens) {
@@ -67,13 +105,66 @@ size_t mulMatScratchBytes(GgmlType weightType, int64_t cols, int64_t nTokens) {
   return rowBytes(w->vecDotType, cols) * (size_t)nTokens;
 }
 
+bool packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, PackedWeights* out) {
+#if defined(__x86_64__) || defined(__i386__)
+  const CpuFeatures& f = cpuFeatures();
+  if (w.type != GgmlType::Q4_0 || rows % 8 != 0 || kernelLevel() != KernelLevel::Best || !(f.avx2 && f.fma && f.f16c))
+    return false;
+  const int64_t nb = cols / QK4_0;
+  const BlockQ4_0* src = static_cast<const BlockQ4_0*>(weights);
+  out->type = w.type;
+  out->rows = rows;
+  out->cols = cols;
+  out->data.resize(rowBytes(w.type, cols) * (size_t)rows);
+  BlockQ4_0x8* dst = reinterpret_cast<BlockQ4_0x8*>(out->data.data());
+  for (int64_t g = 0; g < rows / 8; g++) {
+    for (int64_t b = 0; b < nb; b++) {
+      BlockQ4_0x8& p = dst[g * nb + b];
+      for (int r = 0; r < 8; r++) {
+        const BlockQ4_0& q = src[(8 * g + r) * nb + b];
+        p.d[r] = q.d;
+        for (int c = 0; c < 4; c++) std::memcpy(p.qs + 32 * c + 4 * r, q.qs + 4 * c, 4);
+      }
+    }
+  }
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// The Q8_0 rows, then (aligned) their blocks' sums.
+size_t packedSumsOffset(const PackedWeights& w, int64_t nTokens) {
+  return (rowBytes(GgmlType::Q8_0, w.cols) * (size_t)nTokens + 63) / 64 * 64;
+}
+
+}  // namespace
+
+size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens) {
+  return packedSumsOffset(w, nTokens) + (size_t)(w.cols / QK8_0) * sizeof(Q8BlockSums) * (size_t)nTokens;
+}
+
+void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch) {
+  const TypeTraits& q4 = *typeTraits(w.type);
+  const TypeTraits& act = *typeTraits(GgmlType::Q8_0);
+  const size_t actRowBytes = rowBytes(act.type, w.cols);
+  const int64_t chunkRows = chunkRowsFor(rowBytes(w.type, w.cols), w.rows, pool.size(), 8);
+  char* s = static_cast<char*>(scratch);
+  MulMatJob job{q4, act, nullptr, w.rows, w.cols, nTokens, x, y, s, 0, actRowBytes, chunkRows,
+                (w.rows + chunkRows - 1) / chunkRows, {pool.size()}};
+  job.packed = &w;
+  job.sums = reinterpret_cast<Q8BlockSums*>(s + packedSumsOffset(w, nTokens));
+  pool.run([&job](int ith, int nth) { job.convert(ith, nth); });
+  pool.run([&job](int ith, int) { job.multiplyPacked(ith); });
+}
+
 void mulMat(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, const float* x,
             int64_t nTokens, float* y, ThreadPool& pool, void* scratch) {
   const TypeTraits& act = *typeTraits(w.vecDotType);
   const size_t weightRowBytes = rowBytes(w.type, cols);
-  const int64_t byBytes = std::max<int64_t>(1, (int64_t)(kChunkBytes / weightRowBytes));
-  const int64_t byBalance = std::max<int64_t>(1, rows / (pool.size() * kChunksPerThread));
-  const int64_t chunkRows = std::min(byBytes, byBalance);
+  const int64_t chunkRows = chunkRowsFor(weightRowBytes, rows, pool.size(), 1);
   MulMatJob job{w,
                 act,
                 static_cast<const char*>(weights),

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "thread-pool.h"
 #include "type-traits.h"
@@ -17,5 +18,46 @@ size_t mulMatScratchBytes(GgmlType weightType, int64_t cols, int64_t nTokens);
 // Called from the pool's owner thread; uses every thread of the pool.
 void mulMat(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, const float* x,
             int64_t nTokens, float* y, ThreadPool& pool, void* scratch);
+
+// Q4_0 blocks of 8 consecutive rows at one block index, interleaved so that one 32-byte load
+// holds 4 bytes (8 values) of each row and a product's 8 lanes are the 8 rows: the layout
+// llama.cpp's AVX2 build repacks Q4_0 into (block_q4_0x8), with the nibbles left unsigned.
+struct BlockQ4_0x8 {
+  fp16_t d[8];        // the rows' scales
+  uint8_t qs[4 * 32]; // chunk c holds bytes 4c..4c+3 of each row's qs, row r at 32c + 4r
+};
+static_assert(sizeof(BlockQ4_0x8) == 8 * sizeof(BlockQ4_0), "wrong q4_0x8 block size");
+
+// A Q8_0 activation block's scale as a float and 8 times the sum of its values: what a product
+// with unsigned Q4_0 nibbles n needs to give sum((n - 8) * y).
+struct Q8BlockSums {
+  float d;
+  int32_t sum8;
+};
+
+#if defined(__x86_64__) || defined(__i386__)
+// mat-mul-avx2.cpp: s[t * ldS + 8g + r] for nGroups groups of 8 packed rows (nb blocks each) and nt
+// Q8_0 activation rows (nb blocks each, with their sums): one FMA per block in block order on the
+// block's exact integer sum, the bits of vecDotQ4_0_generic.
+void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
+                     const BlockQ8_0* y, const Q8BlockSums* sums);
+#endif
+
+// Weights rearranged once, when a plan is built, for a kernel that reads several rows at once.
+// Products against them have the same bits as mulMat on the original layout.
+struct PackedWeights {
+  GgmlType type = GgmlType::F32;
+  int64_t rows = 0, cols = 0;
+  std::vector<uint8_t> data;
+};
+
+// Packs W when this CPU has a kernel for a packed form of its type at the current kernel level
+// (Q4_0 with rows a multiple of 8 and AVX2); returns false and leaves `out` alone otherwise.
+bool packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, PackedWeights* out);
+
+size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens);
+
+// mulMat against packed weights; scratch: mulMatPackedScratchBytes bytes.
+void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch);
 
 }  // namespace kiln

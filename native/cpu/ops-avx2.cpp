@@ -3,29 +3,18 @@
 // in ops.cpp stay the reference they are tested against.
 // This file is compiled with -mavx2 -mfma -mf16c: it must not call an inline function with external
 // linkage from a shared header (fp16ToFloat and friends), see quants.h.
-#include <immintrin.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "ops.h"
+#include "simd-avx2.h"
 
 namespace kiln {
 
+using namespace simd;
+
 namespace {
-
-float hsum(__m256 v) {
-  __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-  r = _mm_add_ss(r, _mm_movehdup_ps(r));
-  return _mm_cvtss_f32(r);
-}
-
-double hsum(__m256d v) {
-  __m128d r = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(r, _mm_unpackhi_pd(r, r)));
-}
 
 // expf for 8 floats, computed as glibc computes expf on CPUs with FMA (its __expf_fma variant,
 // ARM's optimized-routines algorithm): k = round(x * 32/ln2), 2^(k/32) from a 32-entry table of
@@ -70,8 +59,6 @@ __m256 expExact(__m256 x) {
   return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
-__m256 loadF16(const fp16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-__m256 loadF32(const float* p) { return _mm256_loadu_ps(p); }
 
 // One query row against keys/values 0..n-1 of one KV head (stride `stride` elements between
 // positions). kNv = headDim / 8 accumulators stay in registers; 0 means any multiple of 8 up to

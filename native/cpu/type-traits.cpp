@@ -39,6 +39,7 @@ TypeTraits table[] = {
 constexpr size_t kTypes = sizeof(table) / sizeof(table[0]);
 
 VecDotFn bestVecDot[kTypes];
+VecDotManyFn bestVecDotMany[kTypes];
 const TypeTraits* tablePointers[kTypes];
 KernelLevel currentLevel = KernelLevel::Generic;
 
@@ -62,6 +63,22 @@ VecDotFn fastestFor(const TypeTraits& t) {
   return t.vecDotGeneric;
 }
 
+VecDotManyFn fastestManyFor(const TypeTraits& t) {
+#if defined(__x86_64__) || defined(__i386__)
+  const CpuFeatures& f = cpuFeatures();
+  if (f.avx2 && f.fma && f.f16c) {
+    switch (t.type) {
+      case GgmlType::F32: return vecDotManyF32_avx2;
+      case GgmlType::F16: return vecDotManyF16_avx2;
+      case GgmlType::BF16: return vecDotManyBF16_avx2;
+      case GgmlType::Q8_0: return vecDotManyQ8_0_avx2;
+      default: break;
+    }
+  }
+#endif
+  return nullptr;
+}
+
 }  // namespace
 
 const TypeTraits* typeTraits(GgmlType t) {
@@ -82,6 +99,7 @@ void initTypeTraits() {
   std::call_once(once, [] {
     for (size_t i = 0; i < kTypes; i++) {
       bestVecDot[i] = fastestFor(table[i]);
+      bestVecDotMany[i] = fastestManyFor(table[i]);
       tablePointers[i] = &table[i];
     }
     setKernelLevel(KernelLevel::Best);
@@ -91,8 +109,10 @@ void initTypeTraits() {
 // Not synchronised with running products: tests switch levels between calls only.
 void setKernelLevel(KernelLevel level) {
   currentLevel = level;
-  for (size_t i = 0; i < kTypes; i++)
+  for (size_t i = 0; i < kTypes; i++) {
     table[i].vecDot = level == KernelLevel::Best && bestVecDot[i] ? bestVecDot[i] : table[i].vecDotGeneric;
+    table[i].vecDotMany = level == KernelLevel::Best ? bestVecDotMany[i] : nullptr;
+  }
 }
 
 KernelLevel kernelLevel() { return currentLevel; }

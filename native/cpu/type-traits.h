@@ -12,6 +12,10 @@ using ToFloatFn = void (*)(const void* src, float* dst, int64_t n);
 using FromFloatFn = void (*)(const float* src, void* dst, int64_t n);
 // s = dot(x[0..n), y[0..n)), x in the weight type, y in the traits' vecDotType.
 using VecDotFn = void (*)(int64_t n, float* s, const void* x, const void* y);
+// A tile of dot products: s[t * ldS + r] = dot(row r of x, row t of y) for r < nr, t < nt, rows of
+// x xStride bytes apart and rows of y yStride bytes apart; each entry as the vecDot in use gives it.
+using VecDotManyFn = void (*)(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x,
+                              size_t xStride, const void* y, size_t yStride);
 
 struct TypeTraits {
   GgmlType type;
@@ -25,6 +29,9 @@ struct TypeTraits {
   VecDotFn vecDotGeneric;    // the scalar definition of correct
   GgmlType vecDotType;       // what activations are quantized to before vecDot
   bool isWeightType;         // accepted in model files
+  // A SIMD kernel for many dots at once (matrix products), or null: mulMat then calls vecDot per
+  // dot. Set with vecDot by the kernel level; never set at the generic level.
+  VecDotManyFn vecDotMany = nullptr;
 };
 
 enum class KernelLevel { Generic, Best };

@@ -1,0 +1,221 @@
+// AVX2 tiles of dot products for matrix products: R weight rows x T activation rows per inner
+// loop, so each weight block is loaded and unpacked once for T tokens and each activation block
+// once for R rows (llama.cpp's tinyBLAS does the same). Every entry is computed as vecDot computes
+// it (for Q8_0 the same bits: eight lanes of four-product sums, one FMA per block, ggml's final
+// sum), only many at once. Compiled with -mavx2 -mfma -mf16c.
+#include "simd-avx2.h"
+
+#include "mat-mul.h"
+#include "quants.h"
+
+namespace kiln {
+
+using namespace simd;
+
+// How far ahead a matrix-vector product asks for its weights: the streams of a few rows in flight
+// hide part of the memory latency that the dot products alone leave exposed (measured +20% on one
+// thread of a Sapphire Rapids VM; 1024 bytes is on the flat part of the curve).
+constexpr int kPrefetchBytes = 1024;
+
+namespace {
+
+struct TileArgs {
+  int64_t n;
+  float* s;
+  int64_t ldS;
+  const char* x;
+  size_t xStride;
+  const char* y;
+  size_t yStride;
+};
+
+// Runs kernel<R, T> over full tiles and the smaller shapes over the edges.
+template <template <int, int> class Kernel, int R, int T>
+void tiles(const TileArgs& a, int64_t nr, int64_t nt) {
+  auto at = [&](int64_t r, int64_t t) {
+    return TileArgs{a.n, a.s + t * a.ldS + r, a.ldS, a.x + r * a.xStride, a.xStride, a.y + t * a.yStride, a.yStride};
+  };
+  int64_t r = 0;
+  for (; r + R <= nr; r += R) {
+    int64_t t = 0;
+    for (; t + T <= nt; t += T) Kernel<R, T>::run(at(r, t));
+    for (; t < nt; t++) Kernel<R, 1>::run(at(r, t));
+  }
+  for (; r < nr; r++) {
+    int64_t t = 0;
+    for (; t + T <= nt; t += T) Kernel<1, T>::run(at(r, t));
+    for (; t < nt; t++) Kernel<1, 1>::run(at(r, t));
+  }
+}
+
+// Q8_0 weights x Q8_0 activations, as vecDotQ8_0_avx2.
+template <int R, int T>
+struct TileQ8_0 {
+  static void run(const TileArgs& a) {
+    __m256 acc[R][T];
+    for (int r = 0; r < R; r++)
+      for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < a.n / QK8_0; b++) {
+      __m256i qx[R], ax[R];
+      __m256 dx[R];
+      for (int r = 0; r < R; r++) {
+        const BlockQ8_0& xb = reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b];
+        if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPrefetchBytes, _MM_HINT_T0);
+        qx[r] = load32(xb.qs);
+        ax[r] = _mm256_sign_epi8(qx[r], qx[r]);
+        dx[r] = _mm256_set1_ps(fp16(xb.d));
+      }
+      for (int t = 0; t < T; t++) {
+        const BlockQ8_0& yb = reinterpret_cast<const BlockQ8_0*>(a.y + t * a.yStride)[b];
+        const __m256i qy = load32(yb.qs);
+        const __m256 dy = _mm256_set1_ps(fp16(yb.d));
+        for (int r = 0; r < R; r++)
+          acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy), _mm256_cvtepi32_ps(quadSumsI8(ax[r], qx[r], qy)), acc[r][t]);
+      }
+    }
+    for (int r = 0; r < R; r++)
+      for (int t = 0; t < T; t++) a.s[t * a.ldS + r] = hsum(acc[r][t]);
+  }
+};
+
+// Float weights (F32, F16, BF16) x activations of the same type: one accumulator per pair, the
+// tail past the last multiple of 8 in scalar code.
+// Element access of a float type: E, load(const E*) -> 8 floats, scalar(E) -> float. (A struct, not
+// function-pointer template arguments, which would drop __m256's vector attributes.)
+struct F32Elements {
+  using E = float;
+  static __m256 load(const E* p) { return loadF32(p); }
+  static float scalar(E v) { return v; }
+};
+struct F16Elements {
+  using E = fp16_t;
+  static __m256 load(const E* p) { return loadF16(p); }
+  static float scalar(E v) { return fp16(v); }
+};
+struct BF16Elements {
+  using E = bf16_t;
+  static __m256 load(const E* p) { return loadBf16(p); }
+  static float scalar(E v) { return bf16(v); }
+};
+
+template <typename Elements>
+struct FloatTile {
+  using E = typename Elements::E;
+  template <int R, int T>
+  struct Kernel {
+    static void run(const TileArgs& a) {
+      __m256 acc[R][T];
+      for (int r = 0; r < R; r++)
+        for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
+      const E* x[R];
+      const E* y[T];
+      for (int r = 0; r < R; r++) x[r] = reinterpret_cast<const E*>(a.x + r * a.xStride);
+      for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const E*>(a.y + t * a.yStride);
+      int64_t i = 0;
+      for (; i + 8 <= a.n; i += 8) {
+        __m256 vx[R];
+        for (int r = 0; r < R; r++) {
+          if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes, _MM_HINT_T0);
+          vx[r] = Elements::load(x[r] + i);
+        }
+        for (int t = 0; t < T; t++) {
+          const __m256 vy = Elements::load(y[t] + i);
+          for (int r = 0; r < R; r++) acc[r][t] = _mm256_fmadd_ps(vx[r], vy, acc[r][t]);
+        }
+      }
+      for (int r = 0; r < R; r++) {
+        for (int t = 0; t < T; t++) {
+          float sum = hsum(acc[r][t]);
+          for (int64_t j = i; j < a.n; j++) sum += Elements::scalar(x[r][j]) * Elements::scalar(y[t][j]);
+          a.s[t * a.ldS + r] = sum;
+        }
+      }
+    }
+  };
+};
+
+template <int R, int T>
+using TileF32 = FloatTile<F32Elements>::Kernel<R, T>;
+template <int R, int T>
+using TileF16 = FloatTile<F16Elements>::Kernel<R, T>;
+template <int R, int T>
+using TileBF16 = FloatTile<BF16Elements>::Kernel<R, T>;
+
+// T tokens against one group of 8 packed Q4_0 rows. Per block the rows' unsigned nibbles are
+// unpacked once; per token, each 4-byte piece of its Q8_0 block is broadcast and multiplied with the
+// matching 4 values of all 8 rows (maddubs), 8 pieces summed in int16 (|sum| <= 16 * 15 * 127),
+// widened to one int32 per row, less 8 * sum(y) for the nibbles' offset of 8.
+template <int T>
+void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums, float* s, int64_t ldS) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[T];
+  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    const BlockQ4_0x8& xb = x[b];
+    if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPrefetchBytes, _MM_HINT_T0);
+    __m256i lo[4], hi[4];
+    for (int c = 0; c < 4; c++) {
+      const __m256i v = load32(xb.qs + 32 * c);
+      lo[c] = _mm256_and_si256(v, low4);
+      hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    }
+    const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.d)));
+    for (int t = 0; t < T; t++) {
+      const BlockQ8_0& yb = y[t * nb + b];
+      int32_t q[8];
+      __builtin_memcpy(q, yb.qs, sizeof q);
+      __m256i p = _mm256_maddubs_epi16(lo[0], _mm256_set1_epi32(q[0]));
+      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(hi[0], _mm256_set1_epi32(q[4])));
+      for (int c = 1; c < 4; c++) {
+        p = _mm256_add_epi16(p, _mm256_maddubs_epi16(lo[c], _mm256_set1_epi32(q[c])));
+        p = _mm256_add_epi16(p, _mm256_maddubs_epi16(hi[c], _mm256_set1_epi32(q[4 + c])));
+      }
+      const Q8BlockSums& ys = sums[t * nb + b];
+      const __m256i isum = _mm256_sub_epi32(_mm256_madd_epi16(p, ones), _mm256_set1_epi32(ys.sum8));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dx, _mm256_set1_ps(ys.d)), acc[t]);
+    }
+  }
+  for (int t = 0; t < T; t++) _mm256_storeu_ps(s + t * ldS, acc[t]);
+}
+
+}  // namespace
+
+void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
+                     const BlockQ8_0* y, const Q8BlockSums* sums) {
+  constexpr int T = 4;
+  for (int64_t g = 0; g < nGroups; g++) {
+    const BlockQ4_0x8* xg = x + g * nb;
+    float* sg = s + 8 * g;
+    int64_t t = 0;
+    for (; t + T <= nt; t += T) q4_0x8Tile<T>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
+    switch (nt - t) {
+      case 3: q4_0x8Tile<3>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 2: q4_0x8Tile<2>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 1: q4_0x8Tile<1>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      default: break;
+    }
+  }
+}
+
+void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                         const void* y, size_t yStride) {
+  tiles<TileQ8_0, 4, 2>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+}
+
+void vecDotManyF32_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                        const void* y, size_t yStride) {
+  tiles<TileF32, 4, 3>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+}
+
+void vecDotManyF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                        const void* y, size_t yStride) {
+  tiles<TileF16, 4, 3>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+}
+
+void vecDotManyBF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                         const void* y, size_t yStride) {
+  tiles<TileBF16, 4, 3>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+}
+
+}  // namespace kiln

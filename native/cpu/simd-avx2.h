@@ -1,0 +1,68 @@
+// Small AVX2/FMA/F16C helpers shared by the *-avx2.cpp files, and only by them (this header needs
+// -mavx2 -mfma -mf16c). Every helper is `static` so that no copy compiled with AVX2 can become the
+// one a file built for plain x86-64 links to (see quants.h).
+#pragma once
+#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
+#error "simd-avx2.h is for files compiled with -mavx2 -mfma -mf16c"
+#endif
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "../common/quant-blocks.h"
+
+namespace kiln {
+namespace simd {
+
+// Sum of 8 floats in ggml's order (hsum_float_8): low half plus high half, then pairs.
+static inline float hsum(__m256 v) {
+  __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+
+static inline float hsum(__m128 v) {
+  __m128 r = _mm_add_ps(v, _mm_movehl_ps(v, v));
+  r = _mm_add_ss(r, _mm_movehdup_ps(r));
+  return _mm_cvtss_f32(r);
+}
+
+static inline double hsum(__m256d v) {
+  const __m128d r = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(r, _mm_unpackhi_pd(r, r)));
+}
+
+static inline float fp16(fp16_t h) { return _cvtsh_ss(h); }
+
+static inline float bf16(bf16_t h) {
+  const uint32_t bits = (uint32_t)h << 16;
+  float f;
+  __builtin_memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+static inline __m256 loadF32(const float* p) { return _mm256_loadu_ps(p); }
+static inline __m256 loadF16(const fp16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+static inline __m256 loadBf16(const bf16_t* p) {
+  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+
+// Eight 32-bit sums of four byte products each (values 4l..4l+3 in lane l). maddubs multiplies
+// unsigned by signed bytes, so x's signs move onto y: |x| <= 127 (or -128 read as 128) keeps every
+// pair sum within int16. absX = |x|, computed once per weight row by callers that reuse it.
+static inline __m256i quadSumsI8(__m256i absX, __m256i x, __m256i y) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(absX, _mm256_sign_epi8(y, x)), _mm256_set1_epi16(1));
+}
+
+// The 32 low nibbles of 16 bytes, then the 32 high nibbles: Q4_0's element order.
+static inline __m256i nibbles(const uint8_t* p) {
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes);
+  return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+
+}  // namespace simd
+}  // namespace kiln

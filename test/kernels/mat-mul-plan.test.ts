@@ -1,0 +1,55 @@
+// mul_mat as a plan runs it, at the 'best' level (tiled kernels, Q4_0 weights packed 8 rows at a
+// time when the plan is built) against the 'generic' level (one vecDot per output): Q8_0 and Q4_0
+// with the same bits, float types within the best-vs-generic tolerance. Token counts and row counts
+// cover whole tiles and every kind of edge.
+import { afterAll, describe, expect, it } from 'vitest';
+import { CpuBackend } from '../../src/backend/cpu/cpu-backend.js';
+import { GGML_TYPES, GgmlType } from '../../src/gguf/ggml-type.js';
+import { GraphBuilder, type WeightData } from '../../src/model/graph.js';
+import { native } from '../../src/native/binding.js';
+import { quantize } from '../../src/reference/quantize.js';
+import { maxRelError } from '../helpers/error-metrics.js';
+import { prng } from '../helpers/prng.js';
+import { gaussians } from '../helpers/random-floats.js';
+import { TOLERANCES } from './tolerances.js';
+
+const data = (v: ArrayBufferView): WeightData => ({ buffer: v.buffer as ArrayBuffer, byteOffset: v.byteOffset, byteLength: v.byteLength });
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const SAME_BITS = new Set([GgmlType.Q8_0, GgmlType.Q4_0]);
+
+async function product(level: 'generic' | 'best', type: GgmlType, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number): Promise<Float32Array> {
+  native().setKernelLevel(level);
+  const g = new GraphBuilder();
+  const table = g.constant('x', GgmlType.F32, cols, nTokens, data(x));
+  const out = g.mulMat('y', g.constant('w', type, cols, rows, data(weights)), g.getRows('rows', table, g.tokens()));
+  const plan = await new CpuBackend().compile(g.build(out), { slots: 1, contextSize: 64, maxBatch: nTokens, kvCacheType: 'f32', threads: 2 });
+  try {
+    const y = new Float32Array(nTokens * rows);
+    await plan.forward(Int32Array.from(range(nTokens)), Int32Array.from(range(nTokens)), 0, true, y);
+    return y;
+  } finally {
+    plan.dispose();
+  }
+}
+
+afterAll(() => native().setKernelLevel('best'));
+
+describe('mul_mat in a plan: best kernels against generic', () => {
+  for (const type of [GgmlType.Q4_0, GgmlType.Q8_0, GgmlType.F16, GgmlType.BF16, GgmlType.F32]) {
+    it(GGML_TYPES[type].name, async () => {
+      const r = prng(500 + type);
+      const cols = GGML_TYPES[type].blockSize === 1 ? 261 : 320;
+      for (const rows of [72, 21]) {
+        const weights = quantize(type, gaussians(r, rows * cols));
+        for (const nTokens of [1, 2, 7, 13]) {
+          const x = gaussians(r, nTokens * cols);
+          const generic = await product('generic', type, weights, rows, cols, x, nTokens);
+          const best = await product('best', type, weights, rows, cols, x, nTokens);
+          const label = `${rows} rows, ${nTokens} tokens`;
+          if (SAME_BITS.has(type)) expect(best, label).toEqual(generic);
+          else expect(maxRelError(best, generic), label).toBeLessThanOrEqual(TOLERANCES.mulMatBestVsGeneric);
+        }
+      }
+    });
+  }
+});
