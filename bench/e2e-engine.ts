@@ -178,6 +178,8 @@ async function serve(options: EngineOptions): Promise<void> {
     send({ ready: false, error: (err as Error).message });
     return;
   }
+  // The bench closing stdin (or dying) ends this process, even in the middle of a run.
+  process.stdin.on('end', () => process.exit(0));
   for await (const line of createInterface({ input: process.stdin })) {
     if (!line.trim()) continue;
     try {
