@@ -18,3 +18,5 @@ export type { ChatMessage, ChatToolCall, ChatTextPart, ToolChoice, AssistantRepl
 export { ChatTemplate, type RenderContext, type ChatTemplateOptions } from './chat/chat-template.js';
 export { ChatTemplateError, ChatTemplateSyntaxError, NoChatTemplateError } from './chat/errors.js';
 export { ReplayCache, type ReplayCacheOptions, type ReplayRecord } from './chat/replay-cache.js';
+export { convertHfModel, type ConvertOptions, type ConvertProgress, type ConvertResult } from './convert/convert-model.js';
+export * from './convert/errors.js';
