@@ -13,7 +13,8 @@
 #include "attention.h"
 #include "cuda-check.h"
 #include "get-rows.h"
-#include "mat-mul-mma.h"
+#include "mat-mul-half.h"
+#include "mat-mul-int8.h"
 #include "mat-mul-tiled.h"
 #include "mat-vec.h"
 #include "quantize-activations.h"
@@ -126,7 +127,7 @@ void CudaPlan::planScratch() {
       const int64_t rows = std::max(x.rows, maxBatch);
       scratchRows_ = std::max(scratchRows_, rows);
       if (matVecTakesQ8((GgmlType)w.dtype)) q8Cols_ = std::max(q8Cols_, w.cols);
-      if (rows > kMaxMatVecTokens && matMulMmaSupports((GgmlType)w.dtype, w.cols)) halfCols_ = std::max(halfCols_, w.cols);
+      if (rows > kMaxMatVecTokens && matMulHalfSupports((GgmlType)w.dtype, w.cols)) halfCols_ = std::max(halfCols_, w.cols);
     }
     if (node.op == OpCode::Attention)
       attnFloats_ = std::max(attnFloats_, attentionScratchFloats(maxBatch, (int)node.params[1], (int)node.params[3],
@@ -161,9 +162,8 @@ void CudaPlan::allocate() {
     bufferOffset[b] = actBytes;
     actBytes += alignUp(sizeof(float) * bufferFloats[b]);
   }
-  const int64_t q8Rows = std::min(scratchRows_, kMaxMatVecTokens);
-  const size_t q8Bytes = alignUp((size_t)(q8Rows * q8Cols_));
-  const size_t q8ScaleBytes = alignUp(sizeof(float) * (size_t)(q8Rows * q8Cols_ / 32));
+  const size_t q8Bytes = alignUp((size_t)(scratchRows_ * q8Cols_));
+  const size_t q8ScaleBytes = alignUp(sizeof(float) * (size_t)(scratchRows_ * q8Cols_ / 32));
   const size_t halfBytes = alignUp(sizeof(uint16_t) * (size_t)(scratchRows_ * halfCols_));
   const size_t halfScaleBytes = halfCols_ ? alignUp(sizeof(float) * (size_t)scratchRows_) : 0;
   const size_t attnBytes = alignUp(sizeof(float) * attnFloats_);
@@ -501,8 +501,10 @@ void CudaPlan::enqueueNode(const PlanNode& node, int64_t nTokens, int64_t nOutpu
   }
 }
 
-// Few tokens: a row-streaming product (int8 activations for quantized weights). Many: tensor
-// cores on 16-bit activations, or F32 tiles for F32 weights and odd widths.
+// Quantized weights always meet int8 activation blocks (a row-streaming product for few tokens,
+// int8 tensor cores for many), so decode and prefill sum the same integers. Float weights: a
+// row-streaming product on F32 activations, fp16/bf16 tensor cores, or F32 tiles for F32 weights
+// and odd widths.
 void CudaPlan::enqueueMulMat(const PlanNode& node, int64_t rows, float* y) {
   const int wid = node.inputs[0], xid = node.inputs[1];
   const PlanTensor& w = tensors_[wid];
@@ -510,21 +512,22 @@ void CudaPlan::enqueueMulMat(const PlanNode& node, int64_t rows, float* y) {
   const float* x = f32Of(xid);
   const float* bias = node.inputs.size() > 2 ? f32Of(node.inputs[2]) : nullptr;
   const size_t wRowBytes = rowBytes(type, w.cols);
-  if (rows <= kMaxMatVecTokens) {
-    MatVecArgs a{type, raw_[wid], wRowBytes, w.rows, w.cols, x, nullptr, nullptr, rows, bias, y};
-    if (matVecTakesQ8(type)) {
-      if (q8Source_ != xid) quantizeQ8Blocks(x, rows, w.cols, q8_, q8Scales_, stream_);
-      q8Source_ = xid;
-      a.q = q8_;
-      a.d = q8Scales_;
+  if (matVecTakesQ8(type)) {
+    if (q8Source_ != xid) quantizeQ8Blocks(x, rows, w.cols, q8_, q8Scales_, stream_);
+    q8Source_ = xid;
+    if (rows <= kMaxMatVecTokens) {
+      matVec(MatVecArgs{type, raw_[wid], wRowBytes, w.rows, w.cols, nullptr, q8_, q8Scales_, rows, bias, y}, stream_);
+    } else {
+      matMulInt8(MatMulInt8Args{type, raw_[wid], wRowBytes, w.rows, w.cols, q8_, q8Scales_, rows, bias, y}, stream_);
     }
-    matVec(a, stream_);
-  } else if (matMulMmaSupports(type, w.cols)) {
-    const bool bf16 = matMulMmaTakesBf16(type);
+  } else if (rows <= kMaxMatVecTokens) {
+    matVec(MatVecArgs{type, raw_[wid], wRowBytes, w.rows, w.cols, x, nullptr, nullptr, rows, bias, y}, stream_);
+  } else if (matMulHalfSupports(type, w.cols)) {
+    const bool bf16 = matMulHalfTakesBf16(type);
     if (halfSource_ != xid || halfIsBf16_ != bf16) toHalfRows(x, rows, w.cols, bf16, half_, halfScales_, stream_);
     halfSource_ = xid;
     halfIsBf16_ = bf16;
-    matMulMma(MatMulMmaArgs{type, raw_[wid], wRowBytes, w.rows, w.cols, half_, halfScales_, rows, bias, y}, stream_);
+    matMulHalf(MatMulHalfArgs{type, raw_[wid], wRowBytes, w.rows, w.cols, half_, halfScales_, rows, bias, y}, stream_);
   } else {
     matMulTiled(MatMulTiledArgs{type, raw_[wid], wRowBytes, w.rows, w.cols, x, rows, bias, y}, stream_);
   }

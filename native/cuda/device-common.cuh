@@ -14,7 +14,8 @@ namespace kiln::cuda {
 constexpr int kWarpSize = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
-__device__ __forceinline__ float warpSum(float v) {
+template <typename T>
+__device__ __forceinline__ T warpSum(T v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
   return v;
@@ -28,14 +29,15 @@ __device__ __forceinline__ float warpMax(float v) {
 
 // Sum over a block of blockDim.x threads (a multiple of 32, at most 1024); every thread gets it.
 // `scratch` holds 32 floats; the block must not use it concurrently.
-__device__ __forceinline__ float blockSum(float v, float* scratch) {
+template <typename T>
+__device__ __forceinline__ T blockSum(T v, T* scratch) {
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   v = warpSum(v);
   __syncthreads();  // scratch may still be read by a previous call
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
   const int nWarps = blockDim.x / kWarpSize;
-  v = lane < nWarps ? scratch[lane] : 0.0f;
+  v = lane < nWarps ? scratch[lane] : T(0);
   return warpSum(v);
 }
 

@@ -11,7 +11,7 @@
 
 namespace kiln::cuda {
 
-// Steps with more tokens go to the tiled products (mat-mul-mma, mat-mul-tiled).
+// Steps with more tokens go to the tiled products (mat-mul-int8, mat-mul-half, mat-mul-tiled).
 constexpr int64_t kMaxMatVecTokens = 8;
 
 // Whether `type` reads int8 activations from quantizeQ8Blocks (otherwise F32 ones).

@@ -1,4 +1,7 @@
-// rms_norm: one block per group; the sum of squares is reduced in a tree, then every value scaled.
+// rms_norm: one block per group; float squares summed in double, as ggml's CPU code (where the
+// reference logits come from) sums them: on an RMS-normed row of a 4-bit embedding table many
+// values sit exactly half a step between two int8 levels, and the last bit of the scale decides
+// how the next product's activations round.
 #include "cuda-check.h"
 #include "device-common.cuh"
 #include "rms-norm.h"
@@ -9,13 +12,13 @@ namespace {
 
 __global__ void rmsNormKernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
                               int64_t width, float eps) {
-  __shared__ float scratch[32];
+  __shared__ double scratch[32];
   const float* xr = x + (int64_t)blockIdx.x * width;
   float* yr = y + (int64_t)blockIdx.x * width;
-  float sum = 0.0f;
-  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) sum += xr[i] * xr[i];
+  double sum = 0.0;
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) sum += (double)(xr[i] * xr[i]);
   sum = blockSum(sum, scratch);
-  const float scale = 1.0f / sqrtf(sum / (float)width + eps);
+  const float scale = 1.0f / sqrtf((float)(sum / (double)width) + eps);
   for (int64_t i = threadIdx.x; i < width; i += blockDim.x) yr[i] = xr[i] * scale * w[i];
 }
 

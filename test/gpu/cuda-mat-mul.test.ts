@@ -1,7 +1,7 @@
 // The CUDA matrix products against src/reference/mat-mul.ts for every weight type on each path:
-// decode (up to 8 tokens; int8 blocks of 32 for quantized weights, F32 for float ones), prefill on
-// tensor cores (fp16, or bf16 for BF16 weights) and F32 tiles (F32 weights, widths not a multiple
-// of 32). Each result is held to the reference twice: on the operands as the kernel sees them
+// quantized weights meet int8 activation blocks of 32 (a row-streaming kernel up to 8 tokens, int8
+// tensor cores beyond); float weights meet F32 activations up to 8 tokens, then fp16 (bf16 for
+// BF16 weights) tensor cores, or F32 tiles (F32 weights, widths not a multiple of 32). Each result is held to the reference twice: on the operands as the kernel sees them
 // (which checks the kernel), and on the float operands (which bounds what the path's rounding costs).
 import { describe, expect, it } from 'vitest';
 import { GGML_TYPES, GgmlType } from '../../src/gguf/ggml-type.js';
@@ -23,7 +23,8 @@ type Path = 'q8' | 'float' | 'half' | 'bf16' | 'tiled';
 const isFloatType = (type: GgmlType) => GGML_TYPES[type].blockSize === 1;
 
 function pathOf(type: GgmlType, cols: number, nTokens: number): Path {
-  if (nTokens <= MAX_DECODE_TOKENS) return isFloatType(type) ? 'float' : 'q8';
+  if (!isFloatType(type)) return 'q8';
+  if (nTokens <= MAX_DECODE_TOKENS) return 'float';
   if (type === GgmlType.F32 || cols % 32 !== 0) return 'tiled';
   return type === GgmlType.BF16 ? 'bf16' : 'half';
 }
@@ -57,7 +58,7 @@ function q8BlocksAsSeen(x: Float32Array): Float32Array {
 function referenceAsSeen(path: Path, w: Float32Array, cols: number, x: Float32Array, nTokens: number): Float32Array {
   if (path === 'float' || path === 'tiled') return matMul(w, ROWS, cols, x, nTokens);
   if (path === 'q8') return matMul(w, ROWS, cols, q8BlocksAsSeen(x), nTokens);
-  // Tensor cores: 16-bit weights, and each activation row divided by its largest magnitude
+  // F16/BF16 on tensor cores: 16-bit weights, and each activation row divided by its largest magnitude
   // (multiplied by its float inverse) in 16 bits, the product scaled back.
   const round = path === 'bf16' ? bfloat : half;
   const xs = new Float32Array(x.length);

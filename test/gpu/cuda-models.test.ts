@@ -1,13 +1,13 @@
 // Whole models on the CUDA backend: stories260K's greedy text against llama2.c's and the CPU
 // backend's, and the shared tiny models' teacher-forced log-probabilities against llama.cpp's with
-// the tolerances the models' README states, in prefill chunks of 16 (tensor cores) and of 4 (the
-// decode kernels), through Runtime.load({ backend: 'cuda' }).
+// CUDA_MODEL_LOGPROB_TOLERANCE, in prefill chunks of 16 (tensor cores) and of 4 (the decode
+// kernels), through Runtime.load({ backend: 'cuda' }).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Runtime } from '../../src/index.js';
 import { logSoftmax } from '../../src/sampling/log-softmax.js';
 import { MODELS, REFERENCE } from '../helpers/paths.js';
-import { MODEL_LOGPROB_TOLERANCE } from '../kernels/tolerances.js';
+import { CUDA_MODEL_LOGPROB_TOLERANCE as TOLERANCE } from '../kernels/tolerances.js';
 import { cudaSkipReason, cudaTitle } from './cuda-device.js';
 
 interface Reference {
@@ -20,11 +20,11 @@ interface Reference {
 const PROMPT = 'Once upon a time';
 
 const CASES = [
-  { model: 'tiny-llama-q4_0', tolerance: MODEL_LOGPROB_TOLERANCE.quantized },
-  { model: 'tiny-llama-q8_0', tolerance: MODEL_LOGPROB_TOLERANCE.quantized },
-  { model: 'tiny-qwen2-f16', tolerance: MODEL_LOGPROB_TOLERANCE.float },
-  { model: 'tiny-qwen3-q8_0', tolerance: MODEL_LOGPROB_TOLERANCE.quantized },
-  { model: 'stories260K', tolerance: MODEL_LOGPROB_TOLERANCE.float, reference: 'stories260K.once-upon-a-time' },
+  { model: 'tiny-llama-q4_0', tolerance: TOLERANCE.quantized },
+  { model: 'tiny-llama-q8_0', tolerance: TOLERANCE.quantized },
+  { model: 'tiny-qwen2-f16', tolerance: TOLERANCE.float },
+  { model: 'tiny-qwen3-q8_0', tolerance: TOLERANCE.quantized },
+  { model: 'stories260K', tolerance: TOLERANCE.float, reference: 'stories260K.once-upon-a-time' },
 ];
 
 describe.skipIf(cudaSkipReason)(cudaTitle('models on the CUDA backend'), () => {

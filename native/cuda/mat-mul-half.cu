@@ -1,11 +1,10 @@
 // Prefill products with WMMA (16x16x16, fp16/bf16 in, F32 accumulate). A block computes 64 weight
-// rows x 64 tokens in 4 warps of 32 x 32; each 32-wide step of the row decodes its weight tile to
-// shared memory with the same decoders as get_rows, so every weight type shares one kernel.
+// rows x 64 tokens in 4 warps of 32 x 32, over steps of 32 values of the row.
 #include <mma.h>
 
 #include "cuda-check.h"
 #include "dequant.cuh"
-#include "mat-mul-mma.h"
+#include "mat-mul-half.h"
 
 namespace kiln::cuda {
 
@@ -33,7 +32,7 @@ __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float a, float b) {
 
 template <typename D, typename T>
 __global__ void __launch_bounds__(kThreads)
-    matMulMmaKernel(const uint8_t* __restrict__ w, size_t rowBytes, int64_t rows, int64_t cols,
+    matMulHalfKernel(const uint8_t* __restrict__ w, size_t rowBytes, int64_t rows, int64_t cols,
                     const uint16_t* __restrict__ xh, const float* __restrict__ xScale, int64_t nTokens,
                     const float* __restrict__ bias, float* __restrict__ y) {
   __shared__ __align__(32) T sW[kTileRows][kTileK + kPad];
@@ -97,38 +96,23 @@ __global__ void __launch_bounds__(kThreads)
 static_assert(kTileTokens == kTileRows, "weights and activations share one loading loop");
 
 template <typename D, typename T>
-void launch(const MatMulMmaArgs& a, cudaStream_t stream) {
+void launch(const MatMulHalfArgs& a, cudaStream_t stream) {
   const dim3 grid(ceilDiv(a.rows, kTileRows), ceilDiv(a.nTokens, kTileTokens));
-  matMulMmaKernel<D, T><<<grid, kThreads, 0, stream>>>(a.w, a.rowBytes, a.rows, a.cols, a.xh, a.xScale, a.nTokens,
+  matMulHalfKernel<D, T><<<grid, kThreads, 0, stream>>>(a.w, a.rowBytes, a.rows, a.cols, a.xh, a.xScale, a.nTokens,
                                                        a.bias, a.y);
 }
 
 }  // namespace
 
-bool matMulMmaSupports(GgmlType type, int64_t cols) {
-  if (cols % kTileK != 0) return false;
-  switch (type) {
-    case GgmlType::F16:
-    case GgmlType::BF16:
-    case GgmlType::Q8_0:
-    case GgmlType::Q4_0:
-    case GgmlType::Q4_K:
-    case GgmlType::Q5_K:
-    case GgmlType::Q6_K: return true;
-    default: return false;
-  }
+bool matMulHalfSupports(GgmlType type, int64_t cols) {
+  return cols % kTileK == 0 && (type == GgmlType::F16 || type == GgmlType::BF16);
 }
 
-void matMulMma(const MatMulMmaArgs& a, cudaStream_t stream) {
+void matMulHalf(const MatMulHalfArgs& a, cudaStream_t stream) {
   switch (a.type) {
     case GgmlType::F16: launch<Decode<GgmlType::F16>, __half>(a, stream); break;
     case GgmlType::BF16: launch<Decode<GgmlType::BF16>, __nv_bfloat16>(a, stream); break;
-    case GgmlType::Q8_0: launch<Decode<GgmlType::Q8_0>, __half>(a, stream); break;
-    case GgmlType::Q4_0: launch<Decode<GgmlType::Q4_0>, __half>(a, stream); break;
-    case GgmlType::Q4_K: launch<Decode<GgmlType::Q4_K>, __half>(a, stream); break;
-    case GgmlType::Q5_K: launch<Decode<GgmlType::Q5_K>, __half>(a, stream); break;
-    case GgmlType::Q6_K: launch<Decode<GgmlType::Q6_K>, __half>(a, stream); break;
-    default: throw CudaError("mul_mat: no tensor-core kernel for this weight type");
+    default: throw CudaError("mul_mat: the half-precision tensor-core kernel takes F16 and BF16 weights");
   }
   checkLaunch("mul_mat (prefill, tensor cores)");
 }
