@@ -39,6 +39,8 @@ export interface TemplateQuirks {
   hasSystemRole: boolean;
   /** The template inserts string arguments verbatim (`arguments is string`). */
   acceptsStringArguments: boolean;
+  /** The template knows `<think>` blocks (a thinking model's): replies may open with reasoning. */
+  thinks: boolean;
 }
 
 export function templateQuirks(source: string): TemplateQuirks {
@@ -46,6 +48,7 @@ export function templateQuirks(source: string): TemplateQuirks {
     knowsDeveloperRole: source.includes('developer'),
     hasSystemRole: source.includes('system'),
     acceptsStringArguments: /arguments\s+is\s+string/.test(source),
+    thinks: source.includes('<think>'),
   };
 }
 

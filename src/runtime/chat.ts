@@ -1,7 +1,8 @@
 // runtime.chat() and chatStream(): OpenAI-shaped messages in; the model's template renders them,
 // recorded assistant turns are replayed token for token, one generation runs on the best-matching
-// slot, and its text streams through the tool-call streamer as typed events. A turn that ends in
-// tool calls is recorded for exact replay under the ids kiln minted.
+// slot, and its text streams as typed events: through the tool-call streamer when tools are in
+// play, straight through (thinking split off) when none are. A turn that ends in tool calls is
+// recorded for exact replay under the ids kiln minted.
 import { createHash } from 'node:crypto';
 import { buildPrompt, type BuiltPrompt } from '../chat/build-prompt.js';
 import { ChatTemplate } from '../chat/chat-template.js';
@@ -9,6 +10,7 @@ import { NoChatTemplateError } from '../chat/errors.js';
 import type { AssistantReply, ChatMessage, ToolChoice } from '../chat/messages.js';
 import { PromptTokenizer, spellTokens } from '../chat/prompt-tokenizer.js';
 import { ReplayCache, type ReplayCacheOptions } from '../chat/replay-cache.js';
+import { ThinkingSplitter } from '../chat/thinking-splitter.js';
 import { checkDepth, templateQuirks, toTemplateMessages, type TemplateQuirks } from '../chat/template-messages.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { GenerateRequest, GenerateResult, Timings, Usage } from '../generate/generate.js';
@@ -16,10 +18,18 @@ import type { GgufFile } from '../gguf/types.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import {
-  detectToolCallFormat, IncrementalToolCallStreamer, TOOL_CALL_FORMATS, type OpenAITool, type ToolCallEvent, type ToolCallFormat,
+  detectToolCallFormat, IncrementalToolCallStreamer, TOOL_CALL_FORMATS, type OpenAITool, type ParsedToolCalls, type ToolCallEvent, type ToolCallFormat,
 } from '../tool-calls/index.js';
 import { AsyncQueue } from './async-queue.js';
 import { explainPromptCache, type CacheExplanation } from './explain-cache.js';
+
+/** A streaming stage from generated text to chat events. */
+interface TextStage {
+  push(text: string): ToolCallEvent[];
+  finish(): ToolCallEvent[];
+  /** After finish(): the reply as sent. */
+  readonly result: ParsedToolCalls | null;
+}
 
 export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'abort';
 
@@ -203,14 +213,11 @@ export class ChatEngine {
       const why = explainPromptCache(prompt, this.host.cachedTokens(), this.host.tokenizer);
       this.logger.debug(why.summary, { requestId, divergence: why.divergence });
     }
-    // Without a format (a template with no tool support), thinking is still told apart from content.
-    const streamer = new IncrementalToolCallStreamer({
-      format: this.format ?? 'hermes',
-      tools,
-      startsInReasoning: prompt.startsInReasoning,
-      logger: this.logger,
-      requestId,
-    });
+    // With tools in play the text goes through the tool-call streamer; without, it is the plain
+    // token stream (thinking split off only where that holds nothing back, see ThinkingSplitter).
+    const stage: TextStage = tools.length > 0
+      ? new IncrementalToolCallStreamer({ format: this.format!, tools, startsInReasoning: prompt.startsInReasoning, logger: this.logger, requestId })
+      : new ThinkingSplitter({ startsInReasoning: this.quirks.thinks && prompt.startsInReasoning, opensReasoning: this.quirks.thinks });
     let firstCallDone = false;
     const send = (events: ToolCallEvent[]) => {
       for (const e of events) {
@@ -228,12 +235,12 @@ export class ChatEngine {
       stop: stopStrings,
       signal: stop.signal,
       onText: (text) => {
-        if (!firstCallDone) send(streamer.push(text));
+        if (!firstCallDone) send(stage.push(text));
       },
       ...(forcedTokens ? { forcedTokens } : {}),
     });
-    send(streamer.finish());
-    const final = streamer.result!;
+    send(stage.finish());
+    const final = stage.result!;
     const message: AssistantReply = { role: 'assistant', content: final.content };
     if (final.reasoning !== '') message.reasoning = final.reasoning;
     if (final.calls.length > 0) {

@@ -50,6 +50,21 @@ describe('chatStream', () => {
     expect(usage.completionTokens).toBe(script(TWO_CALLS).length - 1);
   });
 
+  it('with no tools, streams each token\'s text as one content event; Qwen3\'s opening thinking is reasoning', async () => {
+    const ids = script(TWO_CALLS);
+    const decoder = rt.tokenizer.createDecoder();
+    const pieces = ids.slice(0, -1).map((id) => decoder.push(id)).filter((p) => p !== '');
+    const events: ChatStreamEvent[] = [];
+    for await (const e of rt.chatStream({ messages: USER, forcedTokens: ids, maxTokens: 200 })) events.push(e);
+    const thinkEnd = pieces.indexOf('</think>');
+    expect(events.filter((e) => e.type === 'content').map((e) => (e as { text: string }).text)).toEqual(pieces.slice(thinkEnd + 1));
+    expect(events.filter((e) => e.type === 'reasoning').map((e) => (e as { text: string }).text)).toEqual(pieces.slice(1, thinkEnd));
+    const done = events.at(-1)!;
+    if (done.type !== 'done') throw new Error('no done event');
+    expect(done.result.message).toEqual({ role: 'assistant', content: pieces.slice(thinkEnd + 1).join(''), reasoning: '\nTwo cities.\n' });
+    expect(done.result.finishReason).toBe('stop');
+  });
+
   it('cancels the generation when the consumer stops early, and the slot is free again', async () => {
     let n = 0;
     for await (const e of rt.chatStream({ messages: USER, maxTokens: 500, temperature: 0 })) {

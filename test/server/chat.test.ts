@@ -136,11 +136,9 @@ describe('/v1/messages on stories260K', () => {
 });
 
 describe('tools off is the plain token stream', () => {
-  // Expected to fail until the chat layer passes generated text straight through when no tools are
-  // in play: today chatStream() always runs the tool-call streamer (with an empty tool list), which
-  // holds back possible markers and turns `<think>` into reasoning. When that lands this turns
-  // red: make it a plain `it`.
-  it.fails('sends each token\'s text as it is generated, markers and all, with no tools or tool_choice none', async () => {
+  // Without tools in play the chat layer passes generated text straight through: making it hold
+  // back possible markers, or parse `<think>` in a template that has no thinking, turns this red.
+  it('sends each token\'s text as it is generated, markers and all, with no tools or tool_choice none', async () => {
     let forced: number[] = [];
     const t = await startServer({ chatTemplate: TEMPLATE }, {}, (rt) =>
       Object.create(rt, { chatStream: { value: (o: ChatOptions) => rt.chatStream({ ...o, forcedTokens: forced }) } }) as ServedRuntime);
