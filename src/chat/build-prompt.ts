@@ -49,6 +49,12 @@ export interface BuiltPrompt {
    * follows). Computed on demand: one render per message.
    */
   messageStarts(): number[];
+  /**
+   * The tokens the template writes after an assistant reply to this prompt, before the next
+   * message (ChatML: `<|im_end|>` and a newline); null when the template will not render a reply
+   * here. Computed on demand: one render.
+   */
+  turnEnd(): number[] | null;
 }
 
 export interface ReplaySource {
@@ -146,6 +152,7 @@ export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
 
   const fullText = prompts.unescape(rendered, sentinel);
   let starts: number[] | null = null;
+  let turnEnd: number[] | null | undefined;
   return {
     tokens,
     text: fullText,
@@ -157,7 +164,28 @@ export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
     renderedHash: sha256(rendered),
     roles: messages.map((m) => m.role),
     messageStarts: () => (starts ??= messageStarts(escapedMessages, rendered, render).map(unescapedLength)),
+    turnEnd: () => (turnEnd === undefined ? (turnEnd = turnEndTokens(escapedMessages, render, prompts, sentinel)) : turnEnd),
   };
+}
+
+/** Stands for a reply's text when rendering where the reply ends. */
+const TURN_PROBE = 'kiln:reply-probe';
+
+/** What the template writes after an assistant message that follows `messages` (see BuiltPrompt.turnEnd). */
+function turnEndTokens(
+  messages: readonly TemplateMessage[],
+  render: (m: readonly object[], gen: boolean) => string,
+  prompts: PromptTokenizer,
+  sentinel: string | null,
+): number[] | null {
+  try {
+    const text = render([...messages, { role: 'assistant', content: TURN_PROBE }], false);
+    const at = text.lastIndexOf(TURN_PROBE);
+    return at < 0 ? null : prompts.encode(text.slice(at + TURN_PROBE.length), sentinel);
+  } catch {
+    // A template may refuse the conversation with a reply appended (strict alternation).
+    return null;
+  }
 }
 
 /** The record of an assistant message's turn, if every call matches it by id, name and meaning. */

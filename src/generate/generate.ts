@@ -32,6 +32,13 @@ export interface GenerateRequest {
    * the forward pass, KV cache and everything downstream run as usual.
    */
   forcedTokens?: readonly number[];
+  /**
+   * Chat: what the next prompt holds after this reply when the reply ends on an end-of-generation
+   * token, that token first (the template's end of the turn); asked only when the reply ends on
+   * one. If it starts with the token the reply ended on, these tokens are evaluated into the
+   * slot's cache, so the next turn's prompt is reused up to its new messages.
+   */
+  endOfTurn?: () => readonly number[] | null;
 }
 
 export interface Usage {
@@ -88,6 +95,7 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
   const t1 = performance.now();
   let decodeSteps = 0;
   let stoppedByString = false;
+  let endedOn = -1;
   while (generated.length < req.maxTokens) {
     if (req.signal?.aborted) {
       finishReason = 'abort';
@@ -98,6 +106,7 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
     req.onToken?.(id);
     if (tokenizer.isEog(id)) {
       finishReason = 'stop';
+      endedOn = id;
       break;
     }
     generated.push(id);
@@ -120,6 +129,10 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
     emit(tail.stopped ? tail.text : tail.text + stops.finish());
   }
   const decodeMs = performance.now() - t1;
+  // The reply is complete; one more step caches its end of turn (outside the decode timings).
+  const end = endedOn >= 0 ? req.endOfTurn?.() : null;
+  const at = prompt.length + generated.length;
+  if (end && end[0] === endedOn && at + end.length <= contextSize) await step(graph, slot, end.slice(), at, logits);
 
   return {
     text,

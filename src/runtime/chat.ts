@@ -238,6 +238,8 @@ export class ChatEngine {
         if (!firstCallDone) send(stage.push(text));
       },
       ...(forcedTokens ? { forcedTokens } : {}),
+      // The template's end of the turn is rendered only for a reply that reaches it.
+      endOfTurn: () => prompt.turnEnd(),
     });
     send(stage.finish());
     const final = stage.result!;

@@ -1,9 +1,10 @@
 // The acceptance test of exact replay: the 10-turn agent conversation through runtime.chat() on
 // small models with a real vocabulary and a real template (test/fixtures/chat/), the model forced
 // to a script, the client re-serializing its history every turn. With replay on, every turn after
-// the first reuses the whole previous prompt and everything the model generated: the first
-// prompt token not in the KV cache is the previous turn's end-of-turn token, which the model
-// sampled but never fed back. With replay off, the same conversation misses every turn. The other
+// the first reuses the whole previous prompt, everything the model generated, and the end of its
+// turn (the end-of-turn token it sampled and the template's text after it, evaluated once the
+// reply ended): the first prompt token not in the KV cache is the first token of the new
+// messages. With replay off, the same conversation misses every turn. The other
 // templates in ../shared/templates/ that support tools run the same conversation; Mistral Nemo
 // writes call ids the model never wrote into each turn, so there only the turn up to the ids is
 // replayed (the template's text wins where it says more than the model did). Where a template
@@ -20,6 +21,10 @@ interface Scenario extends ScriptStyle {
   name: string;
   family: ChatFamily;
   template: string;
+  /** What the template writes after the end-of-turn token, before the next message. */
+  turnEnd: string;
+  /** The first token of a tool-result message. */
+  nextMessage: string;
   /** Whether each previous turn is replayed whole or only up to where the template adds to it. */
   reuse: 'whole' | 'partial';
   /** The role of the message the template itself re-renders differently on this (1-based) turn, if any. */
@@ -27,23 +32,23 @@ interface Scenario extends ScriptStyle {
 }
 
 const SCENARIOS: Scenario[] = [
-  { name: 'Qwen3, hermes, with thinking', family: 'qwen3', template: 'qwen3.jinja', format: 'hermes', thinking: true, eog: '<|im_end|>', reuse: 'whole' },
-  { name: 'Qwen3-Coder, qwen3_coder', family: 'qwen3', template: 'qwen3-coder.jinja', format: 'qwen3_coder', thinking: false, eog: '<|im_end|>', reuse: 'whole' },
-  { name: 'Llama 3.2, llama3_json', family: 'llama3', template: 'llama3.2.jinja', format: 'llama3_json', thinking: false, eog: '<|eot_id|>', reuse: 'whole' },
-  { name: 'Llama 3.1, llama3_json', family: 'llama3', template: 'llama3.1.jinja', format: 'llama3_json', thinking: false, eog: '<|eot_id|>', reuse: 'whole' },
-  { name: 'Qwen2.5, hermes', family: 'qwen3', template: 'qwen2.5.jinja', format: 'hermes', thinking: false, eog: '<|im_end|>', reuse: 'whole' },
+  { name: 'Qwen3, hermes, with thinking', family: 'qwen3', template: 'qwen3.jinja', format: 'hermes', thinking: true, eog: '<|im_end|>', turnEnd: '\n', nextMessage: '<|im_start|>', reuse: 'whole' },
+  { name: 'Qwen3-Coder, qwen3_coder', family: 'qwen3', template: 'qwen3-coder.jinja', format: 'qwen3_coder', thinking: false, eog: '<|im_end|>', turnEnd: '\n', nextMessage: '<|im_start|>', reuse: 'whole' },
+  { name: 'Llama 3.2, llama3_json', family: 'llama3', template: 'llama3.2.jinja', format: 'llama3_json', thinking: false, eog: '<|eot_id|>', turnEnd: '', nextMessage: '<|start_header_id|>', reuse: 'whole' },
+  { name: 'Llama 3.1, llama3_json', family: 'llama3', template: 'llama3.1.jinja', format: 'llama3_json', thinking: false, eog: '<|eot_id|>', turnEnd: '', nextMessage: '<|start_header_id|>', reuse: 'whole' },
+  { name: 'Qwen2.5, hermes', family: 'qwen3', template: 'qwen2.5.jinja', format: 'hermes', thinking: false, eog: '<|im_end|>', turnEnd: '\n', nextMessage: '<|im_start|>', reuse: 'whole' },
   {
-    name: 'Hermes 3, hermes', family: 'qwen3', template: 'hermes.jinja', format: 'hermes', thinking: false, eog: '<|im_end|>', reuse: 'whole',
+    name: 'Hermes 3, hermes', family: 'qwen3', template: 'hermes.jinja', format: 'hermes', thinking: false, eog: '<|im_end|>', turnEnd: '\n', nextMessage: '<|im_start|>', reuse: 'whole',
     // The last tool result ends "</tool_response><|im_end|>", a non-last one "</tool_response>\n<|im_end|>".
     templateMiss: (turn) => (turn >= 3 ? 'tool' : null),
   },
   {
     name: 'Mistral Small 3.2, mistral [CALL_ID] form', family: 'mistral-markers', template: 'mistral-small-3.jinja',
-    format: 'mistral', mistralForm: 'call_id', thinking: false, eog: '</s>', reuse: 'whole',
+    format: 'mistral', mistralForm: 'call_id', thinking: false, eog: '</s>', turnEnd: '', nextMessage: '[TOOL_RESULTS]', reuse: 'whole',
   },
   {
     name: 'Mistral Nemo, mistral list form', family: 'mistral-markers', template: 'mistral-nemo.jinja',
-    format: 'mistral', mistralForm: 'list', thinking: false, eog: '</s>', reuse: 'partial',
+    format: 'mistral', mistralForm: 'list', thinking: false, eog: '</s>', turnEnd: '', nextMessage: '[TOOL_RESULTS]', reuse: 'partial',
     // The system prompt goes in front of the user message only while that message is the last one.
     templateMiss: (turn) => (turn === 2 ? 'user' : null),
   },
@@ -84,10 +89,12 @@ describe.each(SCENARIOS)('$name', (s) => {
     expect(withReplay).toHaveLength(10);
     expect(withReplay[0]!.cachedTokens).toBe(0);
     if (s.reuse === 'whole') {
+      const turnEnd = on.tokenize(s.eog + s.turnEnd, { addBos: false, parseSpecial: true }).length;
       for (let t = 1; t < withReplay.length; t++) {
         const prev = withReplay[t - 1]!;
         const cur = withReplay[t]!;
-        const reused = prev.promptTokens + prev.completionTokens;
+        // The previous prompt, the reply, and the end of its turn: every token before the new messages.
+        const reused = prev.promptTokens + prev.completionTokens + turnEnd;
         expect(why[t]!.replayed).toEqual(indexesOf(cur.messages, (m) => m.role === 'assistant' && (m.tool_calls?.length ?? 0) > 0));
         if (templateMissed(s, t, why[t]!)) continue;
         expect(cur.cachedTokens, `turn ${t + 1}`).toBe(reused);
@@ -95,10 +102,11 @@ describe.each(SCENARIOS)('$name', (s) => {
         const d = why[t]!.divergence!;
         expect(why[t]!.cachedTokens).toBe(reused);
         expect(d.tokenIndex).toBe(reused);
-        // The first token not in the cache closes the previous assistant turn.
-        expect(d.promptToken.text).toBe(s.eog);
+        // The first token not in the cache opens the first new message (the first tool result).
+        expect(d.promptToken.text).toBe(s.nextMessage);
         expect(d.cachedToken).toBeNull();
-        expect(d.messageIndex).toBe(Math.max(...indexesOf(cur.messages, (m) => m.role === 'assistant')));
+        expect(d.messageIndex).toBe(Math.max(...indexesOf(cur.messages, (m) => m.role === 'assistant')) + 1);
+        expect(d.role).toBe('tool');
       }
     } else {
       for (let t = 1; t < withReplay.length; t++) {

@@ -78,6 +78,12 @@ describe('buildPrompt with exact replay (Qwen3 template)', () => {
     const next = h.build([...USER, call('call_a', '{\n  "city": "Paris",\n  "days": 2.0\n}'), result('call_a')]);
     expect(next.tokens.slice(0, first.tokens.length + generated.length)).toEqual([...first.tokens, ...generated]);
     expect(next.replayed).toEqual([2]);
+    // The template ends the turn with <|im_end|> and a newline, which the next prompt holds next.
+    const end = first.turnEnd()!;
+    expect(end).toEqual(h.prompts.tokenizer.encode('<|im_end|>\n', { addSpecial: false, parseSpecial: true }));
+    const reused = first.tokens.length + generated.length;
+    expect(next.tokens.slice(reused, reused + end.length)).toEqual(end);
+    expect(next.text.slice(next.messageStarts()[3]!)).toMatch(/^<\|im_start\|>user\n<tool_response>/);
     // Without replay the same messages render the template's text, which differs right there.
     const plain = h.build([...USER, call('call_a', '{"city": "Paris", "days": 2}'), result('call_a')], false);
     expect(plain.tokens.slice(0, first.tokens.length)).toEqual(first.tokens);
@@ -144,6 +150,7 @@ describe('buildPrompt with exact replay (other templates)', () => {
     const next = h.build([...USER, call('call_a', '{"days": 2, "city": "Paris"}'), result('call_a')]);
     expect(next.replayed).toEqual([2]);
     expect(next.tokens.slice(0, first.tokens.length + generated.length)).toEqual([...first.tokens, ...generated]);
+    expect(first.turnEnd()!.map((t) => h.prompts.tokenizer.tokenToPiece(t))).toEqual(['<|eot_id|>']);
 
     const g = new Harness('llama3', 'llama3.1.jinja', 'llama3_json');
     g.generate(g.build(USER), 'Let me check. {"name": "get_weather", "parameters": {"city": "Paris"}}', ['call_b']);
