@@ -23,6 +23,8 @@ export interface GenerateRequest {
   sampling: SamplingOptions;
   stop: string[];
   signal?: AbortSignal;
+  /** Called once the prompt is evaluated, before the first token is sampled. */
+  onStart?: (start: PromptUsage) => void;
   /** Called with each piece of visible text as soon as it is final. */
   onText?: (text: string) => void;
   /** Called with each sampled token id (before detokenizing), for tests and replay recording. */
@@ -41,10 +43,14 @@ export interface GenerateRequest {
   endOfTurn?: () => readonly number[] | null;
 }
 
-export interface Usage {
+/** The prompt's size and how much of it the slot's cache held. */
+export interface PromptUsage {
   promptTokens: number;
-  completionTokens: number;
   cachedTokens: number;
+}
+
+export interface Usage extends PromptUsage {
+  completionTokens: number;
 }
 
 export interface Timings {
@@ -58,6 +64,8 @@ export interface GenerateResult {
   text: string;
   tokens: number[];
   finishReason: FinishReason;
+  /** The stop string that ended generation; null when none did. */
+  stopSequence: string | null;
   usage: Usage;
   timings: Timings;
 }
@@ -82,6 +90,7 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
     await step(graph, slot, prompt.slice(start, end), start, logits);
   }
   const prefillMs = performance.now() - t0;
+  req.onStart?.({ promptTokens: prompt.length, cachedTokens: cached });
 
   const generated: number[] = [];
   const history = prompt.slice();
@@ -138,6 +147,7 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
     text,
     tokens: generated,
     finishReason,
+    stopSequence: stops.matched,
     usage: { promptTokens: prompt.length, completionTokens: generated.length, cachedTokens: cached },
     timings: { prefillTokens: prompt.length - cached, prefillMs, decodeTokens: decodeSteps, decodeMs },
   };

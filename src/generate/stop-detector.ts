@@ -19,6 +19,8 @@ export class StopDetector {
   private readonly longest: number;
   private held = '';
   private stopped = false;
+  /** The stop string that ended the stream; null until one does. */
+  matched: string | null = null;
 
   /** Throws InvalidArgumentError (param `stop`) for an empty, ill-formed or oversized list entry. */
   constructor(stops: readonly string[]) {
@@ -61,6 +63,7 @@ export class StopDetector {
     if (stopStart >= 0) {
       this.stopped = true;
       this.held = '';
+      this.matched = buffer.slice(stopStart, stopEnd);
       return { text: buffer.slice(0, stopStart), stopped: true };
     }
 

@@ -57,12 +57,17 @@ export interface ChatOptions extends SamplingOptions {
 export interface ChatResult {
   message: AssistantReply;
   finishReason: ChatFinishReason;
+  /** The stop string that ended the reply (not part of it); null when none did. */
+  stopSequence: string | null;
   usage: Usage;
   timings: Timings;
 }
 
-/** The events of chatStream(): the tool-call streamer's, then `done` with the whole result. */
-export type ChatStreamEvent = ToolCallEvent | { type: 'done'; result: ChatResult };
+/**
+ * The events of chatStream(): `start` once the prompt is evaluated (before any text), the reply's
+ * content, reasoning and tool-call events, then `done` with the whole result.
+ */
+export type ChatStreamEvent = { type: 'start'; promptTokens: number; cachedTokens: number } | ToolCallEvent | { type: 'done'; result: ChatResult };
 
 export interface ChatLogger {
   debug?(msg: string, fields?: object): void;
@@ -205,7 +210,7 @@ export class ChatEngine {
     return { prompt, tools, replay };
   }
 
-  private async generate(options: ChatOptions, prepared: PreparedChat, stop: AbortController, emit: (e: ToolCallEvent) => void): Promise<ChatResult> {
+  private async generate(options: ChatOptions, prepared: PreparedChat, stop: AbortController, emit: (e: ChatStreamEvent) => void): Promise<ChatResult> {
     const { prompt, tools } = prepared;
     const requestId = `chat-${++this.requests}`;
     const { maxTokens = DEFAULT_MAX_TOKENS, stop: stopStrings = [], signal, forcedTokens, parallelToolCalls } = options;
@@ -234,6 +239,7 @@ export class ChatEngine {
       sampling: samplingOf(options),
       stop: stopStrings,
       signal: stop.signal,
+      onStart: ({ promptTokens, cachedTokens }) => emit({ type: 'start', promptTokens, cachedTokens }),
       onText: (text) => {
         if (!firstCallDone) send(stage.push(text));
       },
@@ -265,7 +271,7 @@ export class ChatEngine {
         promptHash: prompt.renderedHash,
       });
     }
-    return { message, finishReason, usage: result.usage, timings: result.timings };
+    return { message, finishReason, stopSequence: result.stopSequence, usage: result.usage, timings: result.timings };
   }
 }
 

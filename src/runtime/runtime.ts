@@ -6,7 +6,7 @@ import { CudaBackend, cudaDevices } from '../backend/cuda/cuda-backend.js';
 import { hardwareWebGpuAvailable, WebGpuBackend } from '../backend/webgpu/webgpu-backend.js';
 import { InvalidArgumentError, KilnError } from '../errors.js';
 import { ContextLengthExceededError } from '../generate/errors.js';
-import { generate, type FinishReason, type GenerateRequest, type GenerateResult, type Timings, type Usage } from '../generate/generate.js';
+import { generate, type FinishReason, type GenerateRequest, type GenerateResult, type PromptUsage, type Timings, type Usage } from '../generate/generate.js';
 import { openGguf } from '../gguf/open-gguf.js';
 import type { GgufFile } from '../gguf/types.js';
 import { buildDecoderGraph } from '../model/decoder-graph.js';
@@ -53,6 +53,8 @@ export interface CompleteOptions extends SamplingOptions {
   maxTokens?: number;
   stop?: string[];
   signal?: AbortSignal;
+  /** Called once the prompt is evaluated, before the first token: its size and how much was cached. */
+  onStart?: (start: PromptUsage) => void;
   /** Receives each piece of generated text as soon as it is final. */
   onToken?: (text: string) => void;
 }
@@ -61,6 +63,8 @@ export interface CompleteResult {
   text: string;
   tokens: number[];
   finishReason: FinishReason;
+  /** The stop string that ended generation (not part of `text`); null when none did. */
+  stopSequence: string | null;
   usage: Usage;
   timings: Timings;
 }
@@ -161,13 +165,15 @@ export class Runtime {
 
   async complete(options: CompleteOptions): Promise<CompleteResult> {
     if (this.closed) throw new RuntimeClosedError();
-    const { prompt, maxTokens = 256, stop = [], signal, onToken, ...sampling } = options;
+    const { prompt, maxTokens = 256, stop = [], signal, onStart, onToken, ...sampling } = options;
     const ids = typeof prompt === 'string' ? this.tokenize(prompt) : checkTokenIds(prompt, this.tokenizer.vocabSize);
     checkInt('maxTokens', maxTokens, 0, Number.MAX_SAFE_INTEGER);
     if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
       throw new InvalidArgumentError('stop must be an array of non-empty strings', 'stop');
     }
-    return this.generateOnSlot({ prompt: ids, maxTokens, sampling, stop, ...(signal ? { signal } : {}), ...(onToken ? { onText: onToken } : {}) });
+    return this.generateOnSlot({
+      prompt: ids, maxTokens, sampling, stop, ...(signal ? { signal } : {}), ...(onStart ? { onStart } : {}), ...(onToken ? { onText: onToken } : {}),
+    });
   }
 
   /**

@@ -13,7 +13,7 @@
 import type { ToolCallLogger } from '../tool-calls/types.js';
 import { type GenerationDone, type GenerationStart, type StreamEncoder, type ToolCallEvent, sseEvent } from './generation-events.js';
 
-export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'tool_use';
+export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
 
 export type AnthropicBlock =
   | { type: 'text'; text: string }
@@ -59,6 +59,7 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
   private pendingSpace = '';
   private start: GenerationStart = { promptTokens: 0, cachedTokens: 0 };
   private stopReason: AnthropicStopReason = 'end_turn';
+  private stopSequence: string | null = null;
 
   constructor(private readonly opts: AnthropicEncoderOptions) {}
 
@@ -97,12 +98,14 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
     if (this.current !== null) out += this.close(this.current);
     this.current = null;
     const confirmed = this.blocks.some((b) => b.kind === 'tool' && b.ended);
-    this.stopReason = confirmed ? 'tool_use' : done.finishReason === 'length' ? 'max_tokens' : 'end_turn';
+    const stopSequence = done.stopSequence ?? null;
+    this.stopReason = confirmed ? 'tool_use' : stopSequence !== null ? 'stop_sequence' : done.finishReason === 'length' ? 'max_tokens' : 'end_turn';
+    this.stopSequence = this.stopReason === 'stop_sequence' ? stopSequence : null;
     out += sseEvent(
       'message_delta',
       JSON.stringify({
         type: 'message_delta',
-        delta: { stop_reason: this.stopReason, stop_sequence: null },
+        delta: { stop_reason: this.stopReason, stop_sequence: this.stopSequence },
         usage: anthropicUsage(this.start, done.usage.completionTokens),
       }),
     );
@@ -113,15 +116,15 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
     return sseEvent('error', JSON.stringify(body));
   }
 
-  /** After finish(): the reply's content blocks (confirmed calls only) and stop reason. */
-  get result(): { content: AnthropicBlock[]; stopReason: AnthropicStopReason } {
+  /** After finish(): the reply's content blocks (confirmed calls only), stop reason and stop sequence. */
+  get result(): { content: AnthropicBlock[]; stopReason: AnthropicStopReason; stopSequence: string | null } {
     const content: AnthropicBlock[] = [];
     for (const b of this.blocks) {
       if (b.kind === 'text') content.push({ type: 'text', text: b.text });
       else if (b.kind === 'thinking') content.push({ type: 'thinking', thinking: b.text, signature: '' });
       else if (b.ended) content.push({ type: 'tool_use', id: b.id, name: b.name, input: parseInput(b.args) });
     }
-    return { content, stopReason: this.stopReason };
+    return { content, stopReason: this.stopReason, stopSequence: this.stopSequence };
   }
 
   private handle(ev: ToolCallEvent, finishing: boolean): string {

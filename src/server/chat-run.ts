@@ -1,5 +1,6 @@
-// The one adapter between a ChatRequest and runtime.chatStream(): the chat layer's events (the
-// tool-call streamer's) go to the sink unchanged; its final event becomes `done`.
+// The one adapter between a ChatRequest and runtime.chatStream(): the chat layer's `start` opens
+// the sink, its reply events (the tool-call streamer's) go to the sink unchanged, and its final
+// event becomes `done`.
 import type { ChatStreamEvent } from '../runtime/chat.js';
 import type { ChatRequest } from './chat-request.js';
 import type { GenerationRun } from './generation-reply.js';
@@ -23,13 +24,17 @@ export function chatRun(ctx: ServerContext, req: ChatRequest): GenerationRun {
       ...(req.enableThinking !== undefined ? { enableThinking: req.enableThinking } : {}),
     });
     for await (const ev of events) {
+      if (ev.type === 'start') {
+        sink.start({ promptTokens: ev.promptTokens, cachedTokens: ev.cachedTokens });
+        continue;
+      }
       if (ev.type !== 'done') {
         sink.push(ev);
         continue;
       }
-      const { finishReason, usage, timings } = ev.result;
+      const { finishReason, stopSequence, usage, timings } = ev.result;
       // tool_calls is decided by the encoders from what reached the client.
-      return { done: { finishReason: finishReason === 'tool_calls' ? 'stop' : finishReason, usage }, timings };
+      return { done: { finishReason: finishReason === 'tool_calls' ? 'stop' : finishReason, stopSequence, usage }, timings };
     }
     throw new Error('chatStream ended without a done event');
   };

@@ -7,6 +7,8 @@ export type { ToolCallEvent };
 
 export interface GenerationDone {
   finishReason: FinishReason;
+  /** The stop string that ended generation; null or absent when none did. */
+  stopSequence?: string | null;
   usage: Usage;
 }
 

@@ -35,6 +35,8 @@ describe('chatStream', () => {
     expect(done.type).toBe('done');
     if (done.type !== 'done') return;
     const { message, finishReason, usage } = done.result;
+    expect(events[0]).toEqual({ type: 'start', promptTokens: usage.promptTokens, cachedTokens: usage.cachedTokens });
+    expect(events.filter((e) => e.type === 'start')).toHaveLength(1);
     expect(finishReason).toBe('tool_calls');
     expect(message.reasoning).toBe('\nTwo cities.\n');
     expect(events.filter((e) => e.type === 'reasoning').map((e) => (e as { text: string }).text).join('')).toBe(message.reasoning);
@@ -88,6 +90,14 @@ describe('chat', () => {
     }
     expect(result!.finishReason).toBe('abort');
     expect(result!.usage.completionTokens).toBeLessThan(500);
+  });
+
+  it('names the stop string that ended the reply', async () => {
+    const r = await rt.chat({ messages: USER, tools: TOOLS, stop: ['Rome', 'Paris'], forcedTokens: script(TWO_CALLS), maxTokens: 200 });
+    expect(r.stopSequence).toBe('Paris');
+    expect(r.finishReason).toBe('stop');
+    const plain = await rt.chat({ messages: USER, forcedTokens: script(TWO_CALLS), maxTokens: 200 });
+    expect(plain.stopSequence).toBeNull();
   });
 
   it('parallelToolCalls: false stops once the first call is complete', async () => {

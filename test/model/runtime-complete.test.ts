@@ -19,9 +19,10 @@ afterAll(() => rt.close());
 describe('Runtime.complete', () => {
   it('stops at a stop string, which is not emitted, and holds back its prefix', async () => {
     const pieces: string[] = [];
-    const r = await rt.complete({ prompt: 'Once upon a time', maxTokens: 100, temperature: 0, stop: ['little girl'], onToken: (t) => pieces.push(t) });
+    const r = await rt.complete({ prompt: 'Once upon a time', maxTokens: 100, temperature: 0, stop: ['little girl', 'dragon'], onToken: (t) => pieces.push(t) });
     expect(r.text).toBe(', there was a ');
     expect(r.finishReason).toBe('stop');
+    expect(r.stopSequence).toBe('little girl');
     expect(pieces.join('')).toBe(r.text);
     expect(pieces.some((p) => p.includes('little'))).toBe(false);
   });
@@ -30,6 +31,7 @@ describe('Runtime.complete', () => {
     const r = await rt.complete({ prompt: 'Once upon a time', maxTokens: 3, temperature: 0 });
     expect(r.tokens).toHaveLength(3);
     expect(r.finishReason).toBe('length');
+    expect(r.stopSequence).toBeNull();
     const full = await rt.complete({ prompt: 'Once upon a time', maxTokens: 1000, temperature: 0 });
     expect(full.finishReason).toBe('length');
     expect(full.usage.promptTokens + full.usage.completionTokens).toBe(128);
@@ -48,9 +50,15 @@ describe('Runtime.complete', () => {
   it('accepts token ids and reuses the cached prefix', async () => {
     const ids = rt.tokenize('Once upon a time, there was');
     const a = await rt.complete({ prompt: ids, maxTokens: 5, temperature: 0 });
-    const b = await rt.complete({ prompt: ids, maxTokens: 5, temperature: 0 });
+    const seen: string[] = [];
+    const b = await rt.complete({
+      prompt: ids, maxTokens: 5, temperature: 0,
+      onStart: (s) => seen.push(`start ${s.promptTokens} ${s.cachedTokens}`), onToken: () => seen.push('text'),
+    });
     expect(b.text).toBe(a.text);
     expect(b.usage.cachedTokens).toBe(ids.length - 1);
+    expect(seen[0]).toBe(`start ${ids.length} ${ids.length - 1}`);
+    expect(seen.slice(1).every((e) => e === 'text')).toBe(true);
     expect(b.timings.prefillTokens).toBe(1);
   });
 

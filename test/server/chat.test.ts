@@ -122,6 +122,24 @@ describe('/v1/messages on stories260K', () => {
     expect(events.filter((e) => e === 'content_block_delta').length).toBeGreaterThan(20);
   });
 
+  it('opens the stream with the real prompt usage, and names the stop sequence that ended the reply', async () => {
+    const stop = expected.slice(12, 16);
+    const cut = expected.slice(0, expected.indexOf(stop));
+    const body = { model: M, max_tokens: 40, temperature: 0, messages: [{ role: 'user' as const, content: ASK }], stop_sequences: ['never here', stop] };
+    const r = await anthropic.messages.create(body);
+    expect(r).toMatchObject({ content: [{ type: 'text', text: cut }], stop_reason: 'stop_sequence', stop_sequence: stop });
+
+    let opened: Anthropic.Message | undefined;
+    const stream = anthropic.messages.stream(body);
+    stream.on('streamEvent', (e) => { if (e.type === 'message_start') opened = e.message; });
+    const final = await stream.finalMessage();
+    expect(final).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: stop });
+    // The same prompt again: message_start already says how much of it came from the cache.
+    expect(opened!.usage.input_tokens + opened!.usage.cache_read_input_tokens!).toBe(r.usage.input_tokens + r.usage.cache_read_input_tokens!);
+    expect(opened!.usage.cache_read_input_tokens).toBeGreaterThan(0);
+    expect(opened!.usage.input_tokens).toBe(final.usage.input_tokens);
+  });
+
   it('takes a system prompt and a conversation with blocks', async () => {
     const r = await anthropic.messages.create({
       model: M, max_tokens: 8, temperature: 0, system: [{ type: 'text', text: 'You tell stories.' }],

@@ -116,6 +116,15 @@ describe('AnthropicMessagesEncoder', () => {
     expect(out[5]!.data).toMatchObject({ delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 7 } });
   });
 
+  it('reports the stop sequence that ended the reply, unless a call reached the client', () => {
+    const e = enc();
+    const out = json(frames(e, [content('Hi')], { ...DONE, stopSequence: '###' }).join(''));
+    expect(out.at(-2)!.data.delta).toEqual({ stop_reason: 'stop_sequence', stop_sequence: '###' });
+    expect(e.result).toMatchObject({ stopReason: 'stop_sequence', stopSequence: '###' });
+    const called = json(frames(enc(), [start(0, 'ls'), args(0, '{}'), end(0)], { ...DONE, stopSequence: '###' }).join(''));
+    expect(called.at(-2)!.data.delta).toEqual({ stop_reason: 'tool_use', stop_sequence: null });
+  });
+
   it('closes a confirmed call as soon as it ends, before later calls are generated', () => {
     const e = enc();
     e.open(START);

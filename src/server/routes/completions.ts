@@ -37,13 +37,15 @@ export function registerCompletions(app: FastifyInstance, ctx: ServerContext): v
     const echoText = echo ? (typeof prompt === 'string' ? prompt : rt.detokenize(prompt)) : '';
 
     const run: GenerationRun = async (sink, signal) => {
-      sink.start({ promptTokens: ids.length, cachedTokens: 0 });
-      if (echoText) sink.push({ type: 'content', text: echoText });
       const r = await rt.complete({
         ...sampling, prompt: ids, maxTokens, stop, signal,
+        onStart: (start) => {
+          sink.start(start);
+          if (echoText) sink.push({ type: 'content', text: echoText });
+        },
         onToken: (text) => sink.push({ type: 'content', text }),
       });
-      return { done: { finishReason: r.finishReason, usage: r.usage }, timings: r.timings };
+      return { done: { finishReason: r.finishReason, stopSequence: r.stopSequence, usage: r.usage }, timings: r.timings };
     };
 
     const id = mintId('cmpl-');

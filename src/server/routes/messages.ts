@@ -31,7 +31,7 @@ export function registerMessages(app: FastifyInstance, ctx: ServerContext): void
     const start = { promptTokens: usage.promptTokens, cachedTokens: usage.cachedTokens };
     encoder.open(start);
     encoder.finish(outcome.done);
-    const { content, stopReason } = encoder.result;
+    const { content, stopReason, stopSequence } = encoder.result;
     return {
       id,
       type: 'message',
@@ -39,7 +39,7 @@ export function registerMessages(app: FastifyInstance, ctx: ServerContext): void
       model: ctx.modelId,
       content,
       stop_reason: stopReason,
-      stop_sequence: null,
+      stop_sequence: stopSequence,
       usage: anthropicUsage(start, usage.completionTokens),
     };
   });

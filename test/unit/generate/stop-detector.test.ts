@@ -92,6 +92,11 @@ describe('StopDetector', () => {
     expect(run(['abcd', 'bc'], ['a', 'b', 'c', 'd']).text).toBe('a');
     expect(run(['bc', 'abc'], ['xabc']).text).toBe('x');
     expect(run(['bc', 'abc'], ['xa', 'bc']).text).toBe('x');
+    const d = new StopDetector(['bc', 'abc', 'zz']);
+    expect(d.matched).toBeNull();
+    d.push('xa');
+    d.push('bc');
+    expect(d.matched).toBe('abc');
   });
 
   describe('surrogate pairs', () => {
