@@ -3,18 +3,17 @@
 // 8 packed int8 words, with per-unit scales at word offset `d_off` and per-unit sums at `s_off`.
 
 struct AUnit {
-  q: array<u32, 8>,
+  lo: vec4<u32>,
+  hi: vec4<u32>,
   d: f32,
   s: i32,
 }
 
 fn act_unit(t: u32, u: u32, units: u32, d_off: u32, s_off: u32) -> AUnit {
-  var r: AUnit;
   let i = t * units + u;
-  for (var k = 0u; k < 8u; k++) { r.q[k] = a[8u * i + k]; }
-  r.d = bitcast<f32>(a[d_off + i]);
-  r.s = bitcast<i32>(a[s_off + i]);
-  return r;
+  let q = 8u * i;
+  return AUnit(vec4<u32>(a[q], a[q + 1u], a[q + 2u], a[q + 3u]), vec4<u32>(a[q + 4u], a[q + 5u], a[q + 6u], a[q + 7u]),
+               bitcast<f32>(a[d_off + i]), bitcast<i32>(a[s_off + i]));
 }
 
 // Values c .. c + 3 of float row t (zero past `cols`).
@@ -36,12 +35,8 @@ fn dot4i8(x: u32, y: u32) -> i32 {
 #endif
 }
 
+fn dot16(x: vec4<u32>, y: vec4<u32>) -> i32 { return dot4i8(x.x, y.x) + dot4i8(x.y, y.y) + dot4i8(x.z, y.z) + dot4i8(x.w, y.w); }
+
 fn unit_dot(wu: QUnit, au: AUnit) -> f32 {
-  var lo = 0;
-  var hi = 0;
-  for (var k = 0u; k < 4u; k++) {
-    lo += dot4i8(wu.q[k], au.q[k]);
-    hi += dot4i8(wu.q[k + 4u], au.q[k + 4u]);
-  }
-  return au.d * (wu.d * f32(wu.s0 * lo + wu.s1 * hi) - wu.m * f32(au.s));
+  return au.d * (wu.d * f32(wu.s0 * dot16(wu.lo, au.lo) + wu.s1 * dot16(wu.hi, au.hi)) - wu.m * f32(au.s));
 }

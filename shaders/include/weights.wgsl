@@ -19,9 +19,6 @@ fn load_i8_at(byte: u32) -> i32 { return (i32(load_u8_at(byte)) << 24u) >> 24u; 
 
 fn load_f16_at(byte: u32) -> f32 { return f16_to_f32(load_u16_at(byte)); }
 
-// Bytewise v - k for bytes v, k < 128, as two's-complement int8 (no borrow between bytes).
-fn bytes_minus(v: u32, k: u32) -> u32 { return ((v | 0x80808080u) - k) ^ 0x80808080u; }
-
 // Sub-block j's 6-bit scale and min of a Q4_K/Q5_K block (ggml's get_scale_min_k4).
 fn scale_min_k4(block: u32, j: u32) -> vec2<u32> {
   let s = block + Q4_K_SCALES;
@@ -72,17 +69,36 @@ fn weight_value(row: u32, c: u32) -> f32 {
   return load_f16_at(b + Q6_K_D) * f32(load_i8_at(b + Q6_K_SCALES + i / 16u)) * f32(i32(low | (high << 4u)) - 32);
 }
 
-// ---- Units for dot products. Quantized types: 32 values as packed int8, contributing
-// d * (s0 * dot(first 16) + s1 * dot(last 16)) - m * sum(activations), each integer dot exact,
-// as ggml's integer dot products are. Float types: 4 values.
+// ---- Units for dot products. Quantized types: 32 values as packed int8 in two vec4 words,
+// contributing d * (s0 * dot(first 16) + s1 * dot(last 16)) - m * sum(activations), each integer
+// dot exact, as ggml's integer dot products are. Float types: 4 values. Everything is written
+// with vectors and no indexed private arrays, which compilers (llvmpipe's most of all) keep in
+// registers.
 
 struct QUnit {
-  q: array<u32, 8>,
+  lo: vec4<u32>,
+  hi: vec4<u32>,
   d: f32,
   s0: i32,
   s1: i32,
   m: f32,
 }
+
+// 16 bytes at an even offset, without branching on the alignment.
+fn load_vec4_at(byte: u32) -> vec4<u32> {
+  let i = byte >> 2u;
+  let a = vec4<u32>(w[i], w[i + 1u], w[i + 2u], w[i + 3u]);
+  let shifted = (a >> vec4<u32>(16u)) | (vec4<u32>(a.yzw, w[i + 4u]) << vec4<u32>(16u));
+  return select(shifted, a, (byte & 2u) == 0u);
+}
+
+// 16 bytes at a word offset.
+fn words4(i: u32) -> vec4<u32> { return vec4<u32>(w[i], w[i + 1u], w[i + 2u], w[i + 3u]); }
+
+// Bytewise v - k for bytes v, k < 128, as two's-complement int8 (no borrow between bytes).
+fn bytes_minus4(v: vec4<u32>, k: u32) -> vec4<u32> { return ((v | vec4<u32>(0x80808080u)) - vec4<u32>(k)) ^ vec4<u32>(0x80808080u); }
+
+const NIBBLES: u32 = 0x0f0f0f0fu;
 
 // Unit u (values 32u .. 32u + 31) of the row at byte `row`.
 fn weight_unit(row: u32, u: u32) -> QUnit {
@@ -93,15 +109,14 @@ fn weight_unit(row: u32, u: u32) -> QUnit {
   if (DTYPE == T_Q8_0) {
     let b = row + u * Q8_0_BYTES;
     r.d = load_f16_at(b + Q8_0_D);
-    for (var k = 0u; k < 8u; k++) { r.q[k] = load_u32_at(b + Q8_0_QS + 4u * k); }
+    r.lo = load_vec4_at(b + Q8_0_QS);
+    r.hi = load_vec4_at(b + Q8_0_QS + 16u);
   } else if (DTYPE == T_Q4_0) {
     let b = row + u * Q4_0_BYTES;
     r.d = load_f16_at(b + Q4_0_D);
-    for (var k = 0u; k < 4u; k++) {
-      let v = load_u32_at(b + Q4_0_QS + 4u * k);
-      r.q[k] = bytes_minus(v & 0x0f0f0f0fu, 0x08080808u);
-      r.q[k + 4u] = bytes_minus((v >> 4u) & 0x0f0f0f0fu, 0x08080808u);
-    }
+    let v = load_vec4_at(b + Q4_0_QS);
+    r.lo = bytes_minus4(v & vec4<u32>(NIBBLES), 0x08080808u);
+    r.hi = bytes_minus4((v >> vec4<u32>(4u)) & vec4<u32>(NIBBLES), 0x08080808u);
   } else if (DTYPE == T_Q4_K || DTYPE == T_Q5_K) {
     let is5 = DTYPE == T_Q5_K;
     let b = row + (u / 8u) * select(Q4_K_BYTES, Q5_K_BYTES, is5);
@@ -113,11 +128,13 @@ fn weight_unit(row: u32, u: u32) -> QUnit {
     r.m = load_f16_at(b + Q4_K_DMIN) * f32(sm.y);
     // K-quant blocks are 144 and 176 bytes: their nibble and high-bit arrays are word aligned.
     let qs = (b + select(Q4_K_QS, Q5_K_QS, is5)) / 4u + 8u * (sub / 2u);
-    let shift = 4u * (sub & 1u);
-    for (var k = 0u; k < 8u; k++) {
-      var v = (w[qs + k] >> shift) & 0x0f0f0f0fu;
-      if (is5) { v |= ((w[(b + Q5_K_QH) / 4u + k] >> sub) & 0x01010101u) << 4u; }
-      r.q[k] = v;
+    let shift = vec4<u32>(4u * (sub & 1u));
+    r.lo = (words4(qs) >> shift) & vec4<u32>(NIBBLES);
+    r.hi = (words4(qs + 4u) >> shift) & vec4<u32>(NIBBLES);
+    if (is5) {
+      let qh = (b + Q5_K_QH) / 4u;
+      r.lo |= ((words4(qh) >> vec4<u32>(sub)) & vec4<u32>(0x01010101u)) << vec4<u32>(4u);
+      r.hi |= ((words4(qh + 4u) >> vec4<u32>(sub)) & vec4<u32>(0x01010101u)) << vec4<u32>(4u);
     }
   } else {
     // Q6_K: chunk u % 8 of 32 values has two 16-value scales.
@@ -130,11 +147,12 @@ fn weight_unit(row: u32, u: u32) -> QUnit {
     r.s1 = load_i8_at(b + Q6_K_SCALES + 2u * j + 1u);
     let ql = b + Q6_K_QL + 64u * h + select(0u, 32u, (quarter & 1u) != 0u);
     let qh = b + Q6_K_QH + 32u * h;
-    for (var k = 0u; k < 8u; k++) {
-      let lo = (load_u32_at(ql + 4u * k) >> select(0u, 4u, quarter >= 2u)) & 0x0f0f0f0fu;
-      let hi = (load_u32_at(qh + 4u * k) >> (2u * quarter)) & 0x03030303u;
-      r.q[k] = bytes_minus(lo | (hi << 4u), 0x20202020u);
-    }
+    let low_shift = vec4<u32>(select(0u, 4u, quarter >= 2u));
+    let high_shift = vec4<u32>(2u * quarter);
+    let lo = ((load_vec4_at(ql) >> low_shift) & vec4<u32>(NIBBLES)) | (((load_vec4_at(qh) >> high_shift) & vec4<u32>(0x03030303u)) << vec4<u32>(4u));
+    let hi = ((load_vec4_at(ql + 16u) >> low_shift) & vec4<u32>(NIBBLES)) | (((load_vec4_at(qh + 16u) >> high_shift) & vec4<u32>(0x03030303u)) << vec4<u32>(4u));
+    r.lo = bytes_minus4(lo, 0x20202020u);
+    r.hi = bytes_minus4(hi, 0x20202020u);
   }
   return r;
 }
