@@ -1,7 +1,7 @@
 // kiln's public API.
 export { Runtime, RuntimeClosedError } from './runtime/runtime.js';
 export type { LoadOptions, CompleteOptions, CompleteResult, RuntimeInfo } from './runtime/runtime.js';
-export type { FinishReason, Usage, Timings } from './generate/generate.js';
+export type { FinishReason, Usage, Timings, TokenLogprob, TokenLogprobAlternative } from './generate/generate.js';
 export { ContextLengthExceededError } from './generate/errors.js';
 export type { SamplingOptions } from './sampling/sampling-options.js';
 export { KilnError, InvalidArgumentError, NativeAddonError } from './errors.js';

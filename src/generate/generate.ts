@@ -3,6 +3,8 @@
 import type { CompiledGraph } from '../backend/backend.js';
 import { commonPrefixLength, type Slot } from '../runtime/slot-pool.js';
 import { Sampler } from '../sampling/sampler.js';
+import { logprobsAt, MAX_TOP_LOGPROBS, type IdLogprob, type LogprobsAt } from '../sampling/token-logprobs.js';
+import { InvalidArgumentError } from '../errors.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { ContextLengthExceededError } from './errors.js';
@@ -27,6 +29,13 @@ export interface GenerateRequest {
   onStart?: (start: PromptUsage) => void;
   /** Called with each piece of visible text as soon as it is final. */
   onText?: (text: string) => void;
+  /**
+   * Report each generated token's log-probability and this many most likely alternatives
+   * (0 to MAX_TOP_LOGPROBS), from the model's raw distribution; nothing is computed when absent.
+   */
+  logprobs?: number;
+  /** With `logprobs`: called with each generated token's entry, before its text. */
+  onLogprob?: (entry: TokenLogprob) => void;
   /** Called with each sampled token id (before detokenizing), for tests and replay recording. */
   onToken?: (id: number) => void;
   /**
@@ -41,6 +50,21 @@ export interface GenerateRequest {
    * slot's cache, so the next turn's prompt is reused up to its new messages.
    */
   endOfTurn?: () => readonly number[] | null;
+}
+
+/** A token as `logprobs` reports it. */
+export interface TokenLogprobAlternative {
+  id: number;
+  /** The token's text; one holding part of a UTF-8 character reads as U+FFFD (see bytes). */
+  token: string;
+  bytes: number[];
+  logprob: number;
+}
+
+/** One generated token's log-probability and the most likely tokens at its position. */
+export interface TokenLogprob extends TokenLogprobAlternative {
+  /** Best first. */
+  top: TokenLogprobAlternative[];
 }
 
 /** The prompt's size and how much of it the slot's cache held. */
@@ -66,6 +90,8 @@ export interface GenerateResult {
   finishReason: FinishReason;
   /** The stop string that ended generation; null when none did. */
   stopSequence: string | null;
+  /** With `logprobs`: one entry per generated token. */
+  logprobs?: TokenLogprob[];
   usage: Usage;
   timings: Timings;
 }
@@ -75,6 +101,10 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
   const prompt = req.prompt;
   if (prompt.length === 0) throw new ContextLengthExceededError(0, contextSize);
   if (prompt.length > contextSize) throw new ContextLengthExceededError(prompt.length, contextSize);
+  const top = req.logprobs;
+  if (top !== undefined && (!Number.isInteger(top) || top < 0 || top > MAX_TOP_LOGPROBS)) {
+    throw new InvalidArgumentError(`logprobs must be an integer in [0, ${MAX_TOP_LOGPROBS}] (the alternatives per token), got ${top}`, 'logprobs');
+  }
   const sampler = new Sampler(req.sampling);
   const stops = new StopDetector(req.stop);
   const decoder = tokenizer.createDecoder();
@@ -93,6 +123,7 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
   req.onStart?.({ promptTokens: prompt.length, cachedTokens: cached });
 
   const generated: number[] = [];
+  const logprobs: TokenLogprob[] = [];
   const history = prompt.slice();
   let text = '';
   let finishReason: FinishReason = 'length';
@@ -120,6 +151,11 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
     }
     generated.push(id);
     history.push(id);
+    if (top !== undefined) {
+      const entry = tokenLogprob(tokenizer, logprobsAt(logits, id, top));
+      logprobs.push(entry);
+      req.onLogprob?.(entry);
+    }
     const out = stops.push(decoder.push(id));
     emit(out.text);
     if (out.stopped) {
@@ -148,9 +184,16 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
     tokens: generated,
     finishReason,
     stopSequence: stops.matched,
+    ...(top !== undefined ? { logprobs } : {}),
     usage: { promptTokens: prompt.length, completionTokens: generated.length, cachedTokens: cached },
     timings: { prefillTokens: prompt.length - cached, prefillMs, decodeTokens: decodeSteps, decodeMs },
   };
+}
+
+function tokenLogprob(tokenizer: Tokenizer, at: LogprobsAt): TokenLogprob {
+  const alternative = ({ id, logprob }: IdLogprob): TokenLogprobAlternative =>
+    ({ id, token: tokenizer.tokenToPiece(id), bytes: Array.from(tokenizer.pieceBytes(id)), logprob });
+  return { ...alternative(at), top: at.top.map(alternative) };
 }
 
 /** Evaluates `tokens` at positions start.. in the slot; the slot's token record follows the cache. */

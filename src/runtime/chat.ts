@@ -13,7 +13,7 @@ import { ReplayCache, type ReplayCacheOptions } from '../chat/replay-cache.js';
 import { ThinkingSplitter } from '../chat/thinking-splitter.js';
 import { checkDepth, templateQuirks, toTemplateMessages, type TemplateQuirks } from '../chat/template-messages.js';
 import { InvalidArgumentError } from '../errors.js';
-import type { GenerateRequest, GenerateResult, Timings, Usage } from '../generate/generate.js';
+import type { GenerateRequest, GenerateResult, Timings, TokenLogprob, Usage } from '../generate/generate.js';
 import type { GgufFile } from '../gguf/types.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
@@ -50,6 +50,12 @@ export interface ChatOptions extends SamplingOptions {
   templateVariables?: Record<string, unknown>;
   /** Use recorded turns for this request (default true when the runtime keeps a replay cache). */
   replay?: boolean;
+  /**
+   * Report each generated token's log-probability and this many most likely alternatives (0 to
+   * 20), from the model's raw distribution (before penalties, bias and temperature). Every
+   * generated token has an entry, reasoning and tool-call text included.
+   */
+  logprobs?: number;
   /** Tests and benchmarks: token ids emitted instead of sampled ones (see GenerateRequest). */
   forcedTokens?: readonly number[];
 }
@@ -59,15 +65,22 @@ export interface ChatResult {
   finishReason: ChatFinishReason;
   /** The stop string that ended the reply (not part of it); null when none did. */
   stopSequence: string | null;
+  /** With `logprobs`: one entry per generated token. */
+  logprobs?: TokenLogprob[];
   usage: Usage;
   timings: Timings;
 }
 
 /**
  * The events of chatStream(): `start` once the prompt is evaluated (before any text), the reply's
- * content, reasoning and tool-call events, then `done` with the whole result.
+ * content, reasoning and tool-call events (with `logprobs`, each token's `logprob` before its
+ * text), then `done` with the whole result.
  */
-export type ChatStreamEvent = { type: 'start'; promptTokens: number; cachedTokens: number } | ToolCallEvent | { type: 'done'; result: ChatResult };
+export type ChatStreamEvent =
+  | { type: 'start'; promptTokens: number; cachedTokens: number }
+  | ToolCallEvent
+  | { type: 'logprob'; logprob: TokenLogprob }
+  | { type: 'done'; result: ChatResult };
 
 export interface ChatLogger {
   debug?(msg: string, fields?: object): void;
@@ -213,7 +226,7 @@ export class ChatEngine {
   private async generate(options: ChatOptions, prepared: PreparedChat, stop: AbortController, emit: (e: ChatStreamEvent) => void): Promise<ChatResult> {
     const { prompt, tools } = prepared;
     const requestId = `chat-${++this.requests}`;
-    const { maxTokens = DEFAULT_MAX_TOKENS, stop: stopStrings = [], signal, forcedTokens, parallelToolCalls } = options;
+    const { maxTokens = DEFAULT_MAX_TOKENS, stop: stopStrings = [], signal, forcedTokens, parallelToolCalls, logprobs } = options;
     if (this.logger.debug !== undefined) {
       const why = explainPromptCache(prompt, this.host.cachedTokens(), this.host.tokenizer);
       this.logger.debug(why.summary, { requestId, divergence: why.divergence });
@@ -244,6 +257,7 @@ export class ChatEngine {
         if (!firstCallDone) send(stage.push(text));
       },
       ...(forcedTokens ? { forcedTokens } : {}),
+      ...(logprobs !== undefined ? { logprobs, onLogprob: (logprob: TokenLogprob) => emit({ type: 'logprob', logprob }) } : {}),
       // The template's end of the turn is rendered only for a reply that reaches it.
       endOfTurn: () => prompt.turnEnd(),
     });
@@ -271,7 +285,9 @@ export class ChatEngine {
         promptHash: prompt.renderedHash,
       });
     }
-    return { message, finishReason, stopSequence: result.stopSequence, usage: result.usage, timings: result.timings };
+    const out: ChatResult = { message, finishReason, stopSequence: result.stopSequence, usage: result.usage, timings: result.timings };
+    if (result.logprobs !== undefined) out.logprobs = result.logprobs;
+    return out;
   }
 }
 

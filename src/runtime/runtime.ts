@@ -6,7 +6,7 @@ import { CudaBackend, cudaDevices } from '../backend/cuda/cuda-backend.js';
 import { hardwareWebGpuAvailable, WebGpuBackend } from '../backend/webgpu/webgpu-backend.js';
 import { InvalidArgumentError, KilnError } from '../errors.js';
 import { ContextLengthExceededError } from '../generate/errors.js';
-import { generate, type FinishReason, type GenerateRequest, type GenerateResult, type PromptUsage, type Timings, type Usage } from '../generate/generate.js';
+import { generate, type FinishReason, type GenerateRequest, type GenerateResult, type PromptUsage, type Timings, type TokenLogprob, type Usage } from '../generate/generate.js';
 import { openGguf } from '../gguf/open-gguf.js';
 import type { GgufFile } from '../gguf/types.js';
 import { buildDecoderGraph } from '../model/decoder-graph.js';
@@ -57,6 +57,13 @@ export interface CompleteOptions extends SamplingOptions {
   onStart?: (start: PromptUsage) => void;
   /** Receives each piece of generated text as soon as it is final. */
   onToken?: (text: string) => void;
+  /**
+   * Report each generated token's log-probability and this many most likely alternatives (0 to
+   * 20), from the model's raw distribution (before penalties, bias and temperature).
+   */
+  logprobs?: number;
+  /** With `logprobs`: receives each generated token's entry, before its text. */
+  onLogprob?: (entry: TokenLogprob) => void;
 }
 
 export interface CompleteResult {
@@ -65,6 +72,8 @@ export interface CompleteResult {
   finishReason: FinishReason;
   /** The stop string that ended generation (not part of `text`); null when none did. */
   stopSequence: string | null;
+  /** With `logprobs`: one entry per generated token. */
+  logprobs?: TokenLogprob[];
   usage: Usage;
   timings: Timings;
 }
@@ -165,7 +174,7 @@ export class Runtime {
 
   async complete(options: CompleteOptions): Promise<CompleteResult> {
     if (this.closed) throw new RuntimeClosedError();
-    const { prompt, maxTokens = 256, stop = [], signal, onStart, onToken, ...sampling } = options;
+    const { prompt, maxTokens = 256, stop = [], signal, onStart, onToken, logprobs, onLogprob, ...sampling } = options;
     const ids = typeof prompt === 'string' ? this.tokenize(prompt) : checkTokenIds(prompt, this.tokenizer.vocabSize);
     checkInt('maxTokens', maxTokens, 0, Number.MAX_SAFE_INTEGER);
     if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
@@ -173,6 +182,7 @@ export class Runtime {
     }
     return this.generateOnSlot({
       prompt: ids, maxTokens, sampling, stop, ...(signal ? { signal } : {}), ...(onStart ? { onStart } : {}), ...(onToken ? { onText: onToken } : {}),
+      ...(logprobs !== undefined ? { logprobs } : {}), ...(onLogprob ? { onLogprob } : {}),
     });
   }
 

@@ -11,7 +11,7 @@
 // is only whitespace opens no block. The encoder also records the blocks, which is the
 // non-streaming response body.
 import type { ToolCallLogger } from '../tool-calls/types.js';
-import { type GenerationDone, type GenerationStart, type StreamEncoder, type ToolCallEvent, sseEvent } from './generation-events.js';
+import { type GenerationDone, type GenerationEvent, type GenerationStart, type StreamEncoder, type ToolCallEvent, sseEvent } from './generation-events.js';
 
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
 
@@ -78,7 +78,8 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
     return sseEvent('message_start', JSON.stringify({ type: 'message_start', message })) + sseEvent('ping', '{"type":"ping"}');
   }
 
-  push(ev: ToolCallEvent): string {
+  push(ev: GenerationEvent): string {
+    if (ev.type === 'logprob') return ''; // Anthropic has no log-probabilities
     const barrier = this.barrier;
     if (barrier !== null) {
       if (ev.type === 'tool_call_arguments' && ev.index === barrier.call) return this.delta(barrier, ev.delta);

@@ -25,6 +25,8 @@ export interface ChatRequest {
   sampling: SamplingOptions;
   /** The template's thinking switch, when the request sets it. */
   enableThinking?: boolean;
+  /** Log-probabilities requested: the alternatives per token (0 to 20). */
+  logprobs?: number;
 }
 
 /** What the server does to the streamed calls for this request's tool choice. */

@@ -22,6 +22,7 @@ export function chatRun(ctx: ServerContext, req: ChatRequest): GenerationRun {
       stop: req.stop,
       signal,
       ...(req.enableThinking !== undefined ? { enableThinking: req.enableThinking } : {}),
+      ...(req.logprobs !== undefined ? { logprobs: req.logprobs } : {}),
     });
     for await (const ev of events) {
       if (ev.type === 'start') {

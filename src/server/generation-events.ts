@@ -1,9 +1,12 @@
-// What the protocol encoders consume: the tool-call streamer's events (content, reasoning, calls)
-// and one `done` at the end. Routes adapt runtime.complete() and runtime.chatStream() to these.
-import type { FinishReason, Usage } from '../generate/generate.js';
+// What the protocol encoders consume: the tool-call streamer's events (content, reasoning, calls),
+// with logprobs each token's entry before its text, and one `done` at the end. Routes adapt
+// runtime.complete() and runtime.chatStream() to these.
+import type { FinishReason, TokenLogprob, Usage } from '../generate/generate.js';
 import type { ToolCallEvent } from '../tool-calls/types.js';
 
 export type { ToolCallEvent };
+
+export type GenerationEvent = ToolCallEvent | { type: 'logprob'; logprob: TokenLogprob };
 
 export interface GenerationDone {
   finishReason: FinishReason;
@@ -22,7 +25,7 @@ export interface GenerationStart {
 export interface StreamEncoder {
   /** The frames that open the stream (role chunk, message_start, response.created...). */
   open(start: GenerationStart): string;
-  push(event: ToolCallEvent): string;
+  push(event: GenerationEvent): string;
   /** The closing frames: finish reason, usage, terminator. */
   finish(done: GenerationDone): string;
   /** The frames that report a failure after the stream has opened. */

@@ -6,7 +6,7 @@ import type { FastifyReply } from 'fastify';
 import type { Timings } from '../generate/generate.js';
 import { toKilnError, errorBody, type Protocol } from './error-body.js';
 import { GenerationCancelledError } from './errors.js';
-import type { GenerationDone, GenerationStart, StreamEncoder, ToolCallEvent } from './generation-events.js';
+import type { GenerationDone, GenerationEvent, GenerationStart, StreamEncoder } from './generation-events.js';
 import { ClientGoneError, type ServerContext } from './server-context.js';
 import { SseStream } from './sse-stream.js';
 import { ToolCallFilter, type ToolCallFilterOptions } from './tool-call-filter.js';
@@ -14,7 +14,7 @@ import { ToolCallFilter, type ToolCallFilterOptions } from './tool-call-filter.j
 export interface GenerationSink {
   /** The prompt facts, before the first event; when never called, the stream opens at the first event. */
   start(start: GenerationStart): void;
-  push(ev: ToolCallEvent): void;
+  push(ev: GenerationEvent): void;
 }
 
 export interface GenerationOutcome {
@@ -27,7 +27,7 @@ export type GenerationRun = (sink: GenerationSink, signal: AbortSignal) => Promi
 const NO_START: GenerationStart = { promptTokens: 0, cachedTokens: 0 };
 
 /** The filter stage in front of `push`, or `push` itself when the request filters nothing. */
-function filtered(push: (ev: ToolCallEvent) => void, opts: ToolCallFilterOptions): (ev: ToolCallEvent) => void {
+function filtered(push: (ev: GenerationEvent) => void, opts: ToolCallFilterOptions): (ev: GenerationEvent) => void {
   if (ToolCallFilter.isIdentity(opts)) return push;
   const filter = new ToolCallFilter(opts);
   return (ev) => {
@@ -95,7 +95,7 @@ export async function collectGeneration(
   ctx: ServerContext,
   reply: FastifyReply,
   run: GenerationRun,
-  onEvent: (ev: ToolCallEvent) => void,
+  onEvent: (ev: GenerationEvent) => void,
   filter: ToolCallFilterOptions = {},
 ): Promise<GenerationOutcome | null> {
   const signal = ctx.requestSignal(reply);

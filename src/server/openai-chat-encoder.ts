@@ -2,9 +2,10 @@
 // OpenAI documents them. The role chunk opens; content, reasoning_content and tool_calls deltas
 // follow (a call's first delta carries its id, type and name with empty arguments, then argument
 // fragments); the last choice chunk carries finish_reason, then an optional usage chunk, then
-// `data: [DONE]`.
-import type { Usage } from '../generate/generate.js';
-import { type GenerationDone, type GenerationStart, type StreamEncoder, type ToolCallEvent, sseData } from './generation-events.js';
+// `data: [DONE]`. With logprobs, each chunk carries the entries of the tokens sampled since the
+// previous chunk (every generated token has one, reasoning and tool-call text included).
+import type { TokenLogprob, Usage } from '../generate/generate.js';
+import { type GenerationDone, type GenerationEvent, type GenerationStart, type StreamEncoder, sseData } from './generation-events.js';
 
 export interface OpenAIChatEncoderOptions {
   id: string;
@@ -25,6 +26,19 @@ export function openAIUsage(u: Usage): object {
   };
 }
 
+/** A choice's `logprobs` object: OpenAI's ChatCompletionTokenLogprob per token. */
+export function openAILogprobs(entries: readonly TokenLogprob[]): object {
+  return {
+    content: entries.map((e) => ({
+      token: e.token,
+      logprob: e.logprob,
+      bytes: e.bytes,
+      top_logprobs: e.top.map((t) => ({ token: t.token, logprob: t.logprob, bytes: t.bytes })),
+    })),
+    refusal: null,
+  };
+}
+
 /** `tool_calls` only when a confirmed call reached the client. */
 export function openAIFinishReason(done: GenerationDone, callsSent: number): OpenAIFinishReason {
   if (callsSent > 0) return 'tool_calls';
@@ -36,6 +50,8 @@ export class OpenAIChatEncoder implements StreamEncoder {
   private readonly head: string;
   private readonly usageNull: string;
   private callsEnded = 0;
+  /** Log-probabilities of tokens sampled since the last chunk. */
+  private logprobs: TokenLogprob[] = [];
 
   constructor(opts: OpenAIChatEncoderOptions) {
     this.head = `{"id":${JSON.stringify(opts.id)},"object":"chat.completion.chunk","created":${opts.created},"model":${JSON.stringify(opts.model)},"system_fingerprint":null,"choices":`;
@@ -46,8 +62,11 @@ export class OpenAIChatEncoder implements StreamEncoder {
     return this.chunk('{"role":"assistant","content":""}');
   }
 
-  push(ev: ToolCallEvent): string {
+  push(ev: GenerationEvent): string {
     switch (ev.type) {
+      case 'logprob':
+        this.logprobs.push(ev.logprob);
+        return '';
       case 'content':
         return this.chunk(`{"content":${JSON.stringify(ev.text)}}`);
       case 'reasoning':
@@ -66,7 +85,7 @@ export class OpenAIChatEncoder implements StreamEncoder {
 
   finish(done: GenerationDone): string {
     const reason = openAIFinishReason(done, this.callsEnded);
-    let out = sseData(`${this.head}[{"index":0,"delta":{},"logprobs":null,"finish_reason":"${reason}"}]${this.usageNull}}`);
+    let out = sseData(`${this.head}[{"index":0,"delta":{},"logprobs":${this.takeLogprobs()},"finish_reason":"${reason}"}]${this.usageNull}}`);
     if (this.usageNull) out += sseData(`${this.head}[],"usage":${JSON.stringify(openAIUsage(done.usage))}}`);
     return out + 'data: [DONE]\n\n';
   }
@@ -76,6 +95,13 @@ export class OpenAIChatEncoder implements StreamEncoder {
   }
 
   private chunk(delta: string): string {
-    return sseData(`${this.head}[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":null}]${this.usageNull}}`);
+    return sseData(`${this.head}[{"index":0,"delta":${delta},"logprobs":${this.takeLogprobs()},"finish_reason":null}]${this.usageNull}}`);
+  }
+
+  private takeLogprobs(): string {
+    if (this.logprobs.length === 0) return 'null';
+    const out = JSON.stringify(openAILogprobs(this.logprobs));
+    this.logprobs = [];
+    return out;
   }
 }

@@ -1,7 +1,8 @@
 // Collects a reply from the event stream for the non-streaming responses: content, reasoning and
 // the calls the client would have received (started and confirmed), in index order. Built from the
 // same events the streaming encoders see, so both modes agree.
-import type { ToolCallEvent } from './generation-events.js';
+import type { TokenLogprob } from '../generate/generate.js';
+import type { GenerationEvent } from './generation-events.js';
 
 export interface AccumulatedCall {
   index: number;
@@ -14,10 +15,14 @@ export interface AccumulatedCall {
 export class ReplyAccumulator {
   content = '';
   reasoning = '';
+  readonly logprobs: TokenLogprob[] = [];
   private readonly calls = new Map<number, AccumulatedCall>();
 
-  push(ev: ToolCallEvent): void {
+  push(ev: GenerationEvent): void {
     switch (ev.type) {
+      case 'logprob':
+        this.logprobs.push(ev.logprob);
+        break;
       case 'content':
         this.content += ev.text;
         break;

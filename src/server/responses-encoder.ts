@@ -7,7 +7,7 @@
 // started but was never confirmed is closed as `incomplete`.
 import type { Usage } from '../generate/generate.js';
 import type { ToolCallLogger } from '../tool-calls/types.js';
-import { type GenerationDone, type GenerationStart, type StreamEncoder, type ToolCallEvent, sseEvent } from './generation-events.js';
+import { type GenerationDone, type GenerationEvent, type GenerationStart, type StreamEncoder, sseEvent } from './generation-events.js';
 import { mintId } from './ids.js';
 
 export type ResponseItemStatus = 'in_progress' | 'completed' | 'incomplete';
@@ -70,8 +70,10 @@ export class ResponsesEncoder implements StreamEncoder {
     return this.event('response.created', { response: this.response }) + this.event('response.in_progress', { response: this.response });
   }
 
-  push(ev: ToolCallEvent): string {
+  push(ev: GenerationEvent): string {
     switch (ev.type) {
+      case 'logprob':
+        return '';
       case 'content': {
         let out = '';
         if (this.current?.item.type !== 'message') {

@@ -2,7 +2,7 @@
 // choice: with a named tool only calls to it reach the client, and with parallel calls off only
 // the first call does. Filtered calls vanish entirely (no content, no index): visible calls are
 // renumbered 0, 1, ... in the order they start.
-import type { ToolCallEvent } from './generation-events.js';
+import type { GenerationEvent } from './generation-events.js';
 
 export interface ToolCallFilterOptions {
   /** Only calls to this tool pass. */
@@ -23,10 +23,11 @@ export class ToolCallFilter {
     return opts.only === undefined && !opts.single;
   }
 
-  push(ev: ToolCallEvent): ToolCallEvent | null {
+  push(ev: GenerationEvent): GenerationEvent | null {
     switch (ev.type) {
       case 'content':
       case 'reasoning':
+      case 'logprob':
         return ev;
       case 'tool_call_start': {
         const pass = (this.opts.only === undefined || ev.name === this.opts.only) && !(this.opts.single && this.visible > 0);

@@ -34,6 +34,8 @@ export interface Tokenizer {
    * token holding part of a UTF-8 character reads as U+FFFD; stream with createDecoder instead.
    */
   tokenToPiece(id: number): string;
+  /** The bytes one token stands for in generated output (control tokens by their text). */
+  pieceBytes(id: number): Uint8Array;
   /** Whether the token ends generation (EOS, EOT, `<|im_end|>`, ...). */
   isEog(id: number): boolean;
   isControl(id: number): boolean;

@@ -92,6 +92,21 @@ describe('chat', () => {
     expect(result!.usage.completionTokens).toBeLessThan(500);
   });
 
+  it('reports each generated token\'s logprob before its text, only when asked', async () => {
+    const events: ChatStreamEvent[] = [];
+    for await (const e of rt.chatStream({ messages: USER, tools: TOOLS, forcedTokens: script(TWO_CALLS), maxTokens: 200, logprobs: 2 })) events.push(e);
+    const done = events.at(-1)!;
+    if (done.type !== 'done') throw new Error('no done event');
+    const entries = events.flatMap((e) => (e.type === 'logprob' ? [e.logprob] : []));
+    expect(entries).toEqual(done.result.logprobs);
+    expect(entries.map((e) => e.id)).toEqual(script(TWO_CALLS).slice(0, -1));
+    expect(entries.every((e) => e.top.length === 2 && e.logprob <= e.top[0]!.logprob)).toBe(true);
+    // The first text event comes after the first token's entry.
+    expect(events.findIndex((e) => e.type === 'logprob')).toBeLessThan(events.findIndex((e) => e.type === 'reasoning'));
+    const plain = await rt.chat({ messages: USER, forcedTokens: script(TWO_CALLS), maxTokens: 5 });
+    expect(plain.logprobs).toBeUndefined();
+  });
+
   it('names the stop string that ended the reply', async () => {
     const r = await rt.chat({ messages: USER, tools: TOOLS, stop: ['Rome', 'Paris'], forcedTokens: script(TWO_CALLS), maxTokens: 200 });
     expect(r.stopSequence).toBe('Paris');

@@ -58,6 +58,27 @@ describe('/v1/chat/completions on stories260K', () => {
     expect(usage).toMatchObject({ completion_tokens: 40 });
   });
 
+  it('reports logprobs in OpenAI\'s shape, streamed and not, for every generated token', async () => {
+    const body = { model: M, messages: [{ role: 'user' as const, content: ASK }], max_tokens: 10, temperature: 0, logprobs: true, top_logprobs: 2 };
+    const r = await openai.chat.completions.create(body);
+    const content = r.choices[0]!.logprobs!.content!;
+    expect(content).toHaveLength(r.usage!.completion_tokens);
+    expect(content.map((e) => e.token).join('')).toBe(r.choices[0]!.message.content);
+    for (const e of content) {
+      expect(Buffer.from(e.bytes!).toString('utf8')).toBe(e.token);
+      expect(e.top_logprobs).toHaveLength(2);
+      expect(e.top_logprobs[0]).toEqual({ token: e.token, logprob: e.logprob, bytes: e.bytes });
+      expect(e.top_logprobs[1]!.logprob).toBeLessThanOrEqual(e.logprob);
+    }
+    const stream = await openai.chat.completions.create({ ...body, stream: true });
+    const streamed: OpenAI.ChatCompletionTokenLogprob[] = [];
+    for await (const chunk of stream) streamed.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+    expect(streamed).toEqual(content);
+
+    const plain = await openai.chat.completions.create({ ...body, logprobs: false, top_logprobs: undefined });
+    expect(plain.choices[0]!.logprobs).toBeNull();
+  });
+
   it('ignores unknown fields', async () => {
     const res = await postJson(`${s.url}/v1/chat/completions`, {
       model: M, messages: [{ role: 'user', content: ASK, extra: 1 }], max_tokens: 3, store: true, metadata: { a: 'b' }, service_tier: 'auto', future_option: { x: [1] },

@@ -65,6 +65,31 @@ describe('/v1/completions', () => {
     expect(stopped.choices[0]).toMatchObject({ text: direct.text.slice(0, direct.text.indexOf(stop)), finish_reason: 'stop' });
   });
 
+  it('reports logprobs: one entry per generated token, the greedy token first among the alternatives, streamed and not', async () => {
+    const body = { model: 'stories260K', prompt: PROMPT, max_tokens: 12, temperature: 0, logprobs: 3 };
+    const r = await (await postJson(`${s.url}/v1/completions`, body)).json();
+    const lp = r.choices[0].logprobs;
+    expect(lp.tokens).toHaveLength(12);
+    expect(lp.tokens.join('')).toBe(r.choices[0].text);
+    expect(lp.text_offset).toEqual(lp.tokens.map((_: string, i: number) => lp.tokens.slice(0, i).join('').length));
+    lp.tokens.forEach((token: string, i: number) => {
+      const alternatives = Object.entries(lp.top_logprobs[i] as Record<string, number>);
+      expect(alternatives.length).toBeLessThanOrEqual(3);
+      // Greedy: the sampled token is the model's most likely one.
+      expect(alternatives[0]).toEqual([token, lp.token_logprobs[i]]);
+      expect(lp.token_logprobs[i]).toBeLessThanOrEqual(0);
+    });
+
+    const events = parseSse(await (await postJson(`${s.url}/v1/completions`, { ...body, stream: true })).text()).filter((e) => e.data !== '[DONE]');
+    const streamed = events.map((e) => JSON.parse(e.data).choices[0]?.logprobs).filter((x) => x !== null && x !== undefined);
+    expect(streamed.flatMap((x) => x.tokens)).toEqual(lp.tokens);
+    expect(streamed.flatMap((x) => x.token_logprobs)).toEqual(lp.token_logprobs);
+    expect(streamed.flatMap((x) => x.text_offset)).toEqual(lp.text_offset);
+
+    const plain = await (await postJson(`${s.url}/v1/completions`, { ...body, logprobs: undefined })).json();
+    expect(plain.choices[0].logprobs).toBeNull();
+  });
+
   it('reproduces a seeded sample', async () => {
     const body = { model: 'stories260K', prompt: PROMPT, max_tokens: 30, temperature: 0.9, seed: 7 };
     const a = await (await postJson(`${s.url}/v1/completions`, body)).json();

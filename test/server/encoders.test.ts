@@ -3,7 +3,7 @@
 // accumulator the non-streaming bodies come from.
 import { describe, expect, it } from 'vitest';
 import { AnthropicMessagesEncoder } from '../../src/server/anthropic-messages-encoder.js';
-import type { GenerationDone, StreamEncoder, ToolCallEvent } from '../../src/server/generation-events.js';
+import type { GenerationDone, GenerationEvent, StreamEncoder, ToolCallEvent } from '../../src/server/generation-events.js';
 import { OpenAIChatEncoder } from '../../src/server/openai-chat-encoder.js';
 import { OpenAICompletionEncoder } from '../../src/server/openai-completion-encoder.js';
 import { ReplyAccumulator } from '../../src/server/reply-accumulator.js';
@@ -20,7 +20,7 @@ const end = (index: number): ToolCallEvent => ({ type: 'tool_call_end', index })
 const content = (text: string): ToolCallEvent => ({ type: 'content', text });
 
 /** Runs events through an encoder; returns the frames after each push (open first, finish last). */
-function frames(encoder: StreamEncoder, events: ToolCallEvent[], done = DONE): string[] {
+function frames(encoder: StreamEncoder, events: GenerationEvent[], done = DONE): string[] {
   return [encoder.open(START), ...events.map((e) => encoder.push(e)), encoder.finish(done)];
 }
 
@@ -74,6 +74,23 @@ describe('OpenAIChatEncoder', () => {
       expect(e.data).toMatchObject({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 5, model: 'm' });
       expect('usage' in e.data).toBe(false);
     }
+  });
+
+  it('puts each token\'s logprobs on the next chunk, and what is left on the finish chunk', () => {
+    const lp = (token: string, logprob: number): GenerationEvent => ({
+      type: 'logprob', logprob: { id: 1, token, bytes: [...Buffer.from(token)], logprob, top: [{ id: 1, token, bytes: [...Buffer.from(token)], logprob }] },
+    });
+    const out = json(frames(new OpenAIChatEncoder(opts), [lp('H', -0.5), lp('i', -1), content('Hi'), lp('<', -2)]).join(''));
+    const chunks = out.filter((e) => e.data !== '[DONE]').map((e) => e.data.choices[0].logprobs);
+    expect(chunks[0]).toBeNull();
+    expect(chunks[1]).toEqual({
+      content: [
+        { token: 'H', logprob: -0.5, bytes: [72], top_logprobs: [{ token: 'H', logprob: -0.5, bytes: [72] }] },
+        { token: 'i', logprob: -1, bytes: [105], top_logprobs: [{ token: 'i', logprob: -1, bytes: [105] }] },
+      ],
+      refusal: null,
+    });
+    expect(chunks[2].content.map((e: { token: string }) => e.token)).toEqual(['<']);
   });
 
   it('finishes stop (or length) when no call was confirmed, and sends usage when asked', () => {

@@ -7,7 +7,8 @@ import { chatRun } from '../chat-run.js';
 import { Fields } from '../fields.js';
 import { collectGeneration, streamGeneration } from '../generation-reply.js';
 import { mintId, unixSeconds } from '../ids.js';
-import { OpenAIChatEncoder, openAIFinishReason, openAIUsage } from '../openai-chat-encoder.js';
+import { OpenAIChatEncoder, openAIFinishReason, openAILogprobs, openAIUsage } from '../openai-chat-encoder.js';
+import { MAX_TOP_LOGPROBS } from '../../sampling/token-logprobs.js';
 import { ReplyAccumulator } from '../reply-accumulator.js';
 import { openAISampling } from '../sampling-fields.js';
 import type { ServerContext } from '../server-context.js';
@@ -20,8 +21,6 @@ export function readChatCompletionRequest(f: Fields, ctx: ServerContext): ChatRe
   const maxTokens = f.number('max_completion_tokens', limit) ?? f.number('max_tokens', limit) ?? ctx.runtime.info.contextSize;
   const n = f.number('n', { integer: true, min: 1 });
   if (n !== undefined && n !== 1) throw new InvalidArgumentError(`'n' must be 1: kiln returns one choice per request, got ${n}.`, 'n');
-  f.unsupported('logprobs', (v) => v === false);
-  f.unsupported('top_logprobs', (v) => v === 0);
   const format = f.object('response_format');
   if (format !== undefined && format.string('type') !== 'text') {
     throw new InvalidArgumentError(`'response_format.type' must be "text": structured output is not supported by this server.`, 'response_format.type');
@@ -38,6 +37,10 @@ export function readChatCompletionRequest(f: Fields, ctx: ServerContext): ChatRe
   };
   const thinking = f.object('chat_template_kwargs')?.boolean('enable_thinking');
   if (thinking !== undefined) req.enableThinking = thinking;
+  const logprobs = f.boolean('logprobs') ?? false;
+  const top = f.number('top_logprobs', { integer: true, min: 0, max: MAX_TOP_LOGPROBS });
+  if (top !== undefined && !logprobs) throw new InvalidArgumentError(`'top_logprobs' needs 'logprobs': true.`, 'top_logprobs');
+  if (logprobs) req.logprobs = top ?? 0;
   return req;
 }
 
@@ -71,7 +74,9 @@ export function registerChatCompletions(app: FastifyInstance, ctx: ServerContext
       created,
       model: ctx.modelId,
       system_fingerprint: null,
-      choices: [{ index: 0, message, logprobs: null, finish_reason: openAIFinishReason(outcome.done, calls.length) }],
+      choices: [{
+        index: 0, message, logprobs: req.logprobs === undefined ? null : openAILogprobs(acc.logprobs), finish_reason: openAIFinishReason(outcome.done, calls.length),
+      }],
       usage: openAIUsage(outcome.done.usage),
     };
   });

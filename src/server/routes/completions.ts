@@ -6,7 +6,9 @@ import { MAX_STOP } from '../chat-request.js';
 import { Fields, invalid } from '../fields.js';
 import { collectGeneration, streamGeneration, type GenerationRun } from '../generation-reply.js';
 import { mintId, unixSeconds } from '../ids.js';
-import { OpenAICompletionEncoder } from '../openai-completion-encoder.js';
+import { completionLogprobs, OpenAICompletionEncoder } from '../openai-completion-encoder.js';
+import type { TokenLogprob } from '../../generate/generate.js';
+import { MAX_TOP_LOGPROBS } from '../../sampling/token-logprobs.js';
 import { openAIUsage } from '../openai-chat-encoder.js';
 import { openAISampling } from '../sampling-fields.js';
 import type { ServerContext } from '../server-context.js';
@@ -28,7 +30,10 @@ export function registerCompletions(app: FastifyInstance, ctx: ServerContext): v
     const echo = f.boolean('echo') ?? false;
     requireOne(f, 'n');
     requireOne(f, 'best_of');
-    f.unsupported('logprobs', (v) => v === 0 || v === false);
+    const logprobs = f.raw('logprobs') === false ? undefined : f.number('logprobs', { integer: true, min: 0, max: MAX_TOP_LOGPROBS });
+    if (logprobs !== undefined && echo) {
+      throw new InvalidArgumentError(`'echo' with 'logprobs' is not supported: kiln reports log-probabilities of generated tokens only.`, 'echo');
+    }
     f.unsupported('suffix', (v) => v === '');
     f.string('user');
 
@@ -44,6 +49,7 @@ export function registerCompletions(app: FastifyInstance, ctx: ServerContext): v
           if (echoText) sink.push({ type: 'content', text: echoText });
         },
         onToken: (text) => sink.push({ type: 'content', text }),
+        ...(logprobs !== undefined ? { logprobs, onLogprob: (logprob) => sink.push({ type: 'logprob', logprob }) } : {}),
       });
       return { done: { finishReason: r.finishReason, stopSequence: r.stopSequence, usage: r.usage }, timings: r.timings };
     };
@@ -51,12 +57,14 @@ export function registerCompletions(app: FastifyInstance, ctx: ServerContext): v
     const id = mintId('cmpl-');
     const created = unixSeconds();
     if (stream) {
-      await streamGeneration(ctx, reply, 'openai', new OpenAICompletionEncoder({ id, model: ctx.modelId, created, includeUsage }), run);
+      await streamGeneration(ctx, reply, 'openai', new OpenAICompletionEncoder({ id, model: ctx.modelId, created, includeUsage, textOffset: echoText.length }), run);
       return;
     }
     let text = '';
+    const entries: TokenLogprob[] = [];
     const outcome = await collectGeneration(ctx, reply, run, (ev) => {
       if (ev.type === 'content') text += ev.text;
+      if (ev.type === 'logprob') entries.push(ev.logprob);
     });
     if (outcome === null) return;
     return {
@@ -65,7 +73,12 @@ export function registerCompletions(app: FastifyInstance, ctx: ServerContext): v
       created,
       model: ctx.modelId,
       system_fingerprint: null,
-      choices: [{ text, index: 0, logprobs: null, finish_reason: outcome.done.finishReason === 'length' ? 'length' : 'stop' }],
+      choices: [{
+        text,
+        index: 0,
+        logprobs: logprobs === undefined ? null : completionLogprobs(entries, echoText.length).logprobs,
+        finish_reason: outcome.done.finishReason === 'length' ? 'length' : 'stop',
+      }],
       usage: openAIUsage(outcome.done.usage),
     };
   });
