@@ -21,6 +21,7 @@ import {
   detectToolCallFormat, IncrementalToolCallStreamer, TOOL_CALL_FORMATS, type OpenAITool, type ParsedToolCalls, type ToolCallEvent, type ToolCallFormat,
 } from '../tool-calls/index.js';
 import { AsyncQueue } from './async-queue.js';
+import { ToolCallFilter } from './tool-call-filter.js';
 import { explainPromptCache, type CacheExplanation } from './explain-cache.js';
 
 /** A streaming stage from generated text to chat events. */
@@ -36,9 +37,13 @@ export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'abort';
 export interface ChatOptions extends SamplingOptions {
   messages: ChatMessage[];
   tools?: OpenAITool[];
-  /** Default 'auto'. 'none' hides the tools; a named function leaves only that one declared. */
+  /**
+   * Default 'auto'. 'none' hides the tools. A named function: the prompt declares every tool (it
+   * does not change with the choice, so the cache holds), and only calls to that one reach the
+   * reply; calls to the others are never streamed and leave no trace in it.
+   */
   toolChoice?: ToolChoice;
-  /** false: generation stops once the first tool call is complete. Default true. */
+  /** false: only the first tool call reaches the reply, and generation stops once it is complete. Default true. */
   parallelToolCalls?: boolean;
   /** Default 256. */
   maxTokens?: number;
@@ -116,6 +121,8 @@ const DEFAULT_MAX_TOKENS = 256;
 interface PreparedChat {
   prompt: BuiltPrompt;
   tools: OpenAITool[];
+  /** A named tool choice: the only tool whose calls reach the reply. */
+  only: string | undefined;
   replay: boolean;
 }
 
@@ -192,8 +199,7 @@ export class ChatEngine {
   private prepare(options: ChatOptions): PreparedChat {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('chat options must be an object');
     const messages = toTemplateMessages(options.messages, this.quirks);
-    const declared = checkTools(options.tools);
-    const tools = chosenTools(declared, options.toolChoice);
+    const { tools, only } = chosenTools(checkTools(options.tools), options.toolChoice);
     if (tools.length > 0 && this.format === null) {
       throw new InvalidArgumentError("this model's chat template has no tool-call format; load it with a toolCallFormat or send no tools", 'tools');
     }
@@ -220,11 +226,11 @@ export class ChatEngine {
         ? { cache: this.replayCache!, scope: this.scope, format: this.format, tools }
         : null,
     });
-    return { prompt, tools, replay };
+    return { prompt, tools, only, replay };
   }
 
   private async generate(options: ChatOptions, prepared: PreparedChat, stop: AbortController, emit: (e: ChatStreamEvent) => void): Promise<ChatResult> {
-    const { prompt, tools } = prepared;
+    const { prompt, tools, only } = prepared;
     const requestId = `chat-${++this.requests}`;
     const { maxTokens = DEFAULT_MAX_TOKENS, stop: stopStrings = [], signal, forcedTokens, parallelToolCalls, logprobs } = options;
     if (this.logger.debug !== undefined) {
@@ -236,11 +242,15 @@ export class ChatEngine {
     const stage: TextStage = tools.length > 0
       ? new IncrementalToolCallStreamer({ format: this.format!, tools, startsInReasoning: prompt.startsInReasoning, logger: this.logger, requestId })
       : new ThinkingSplitter({ startsInReasoning: this.quirks.thinks && prompt.startsInReasoning, opensReasoning: this.quirks.thinks });
+    const choice = { only, single: parallelToolCalls === false };
+    const filter = ToolCallFilter.isIdentity(choice) ? null : new ToolCallFilter(choice);
     let firstCallDone = false;
     const send = (events: ToolCallEvent[]) => {
-      for (const e of events) {
+      for (const raw of events) {
+        const e = filter === null ? raw : filter.push(raw);
+        if (e === null) continue;
         emit(e);
-        if (e.type === 'tool_call_end' && parallelToolCalls === false) {
+        if (e.type === 'tool_call_end' && choice.single) {
           firstCallDone = true;
           stop.abort();
         }
@@ -263,17 +273,20 @@ export class ChatEngine {
     });
     send(stage.finish());
     const final = stage.result!;
+    const calls = filter === null ? final.calls : final.calls.filter((c) => filter.passedIds.includes(c.id));
     const message: AssistantReply = { role: 'assistant', content: final.content };
     if (final.reasoning !== '') message.reasoning = final.reasoning;
-    if (final.calls.length > 0) {
-      message.toolCalls = final.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    if (calls.length > 0) {
+      message.toolCalls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
     }
     const finishReason: ChatFinishReason = signal?.aborted ? 'abort'
       : firstCallDone ? 'tool_calls'
         : result.finishReason === 'abort' ? 'abort'
           : result.finishReason === 'length' ? 'length'
-            : final.calls.length > 0 ? 'tool_calls' : 'stop';
-    if (prepared.replay && finishReason === 'tool_calls') {
+            : calls.length > 0 ? 'tool_calls' : 'stop';
+    // A turn with dropped calls is not recorded: the client never sees them, so its copy of the
+    // turn means less than the sampled tokens say, and replaying them would put them back.
+    if (prepared.replay && finishReason === 'tool_calls' && calls.length === final.calls.length) {
       this.replayCache!.add({
         scope: this.scope,
         calls: final.calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
@@ -309,13 +322,14 @@ function checkTools(tools: unknown): OpenAITool[] {
   return tools as OpenAITool[];
 }
 
-function chosenTools(tools: OpenAITool[], choice: ToolChoice | undefined): OpenAITool[] {
-  if (choice === undefined || choice === 'auto' || choice === 'required') return tools;
-  if (choice === 'none') return [];
+/** The tools the prompt declares and the streamer knows, and the one a named choice lets through. */
+function chosenTools(tools: OpenAITool[], choice: ToolChoice | undefined): { tools: OpenAITool[]; only: string | undefined } {
+  if (choice === undefined || choice === 'auto' || choice === 'required') return { tools, only: undefined };
+  if (choice === 'none') return { tools: [], only: undefined };
   if (choice !== null && typeof choice === 'object' && choice.type === 'function' && typeof choice.function?.name === 'string') {
-    const only = tools.filter((t) => t.function.name === choice.function.name);
-    if (only.length === 0) throw new InvalidArgumentError(`toolChoice names '${choice.function.name}', which is not in tools`, 'toolChoice');
-    return only;
+    const name = choice.function.name;
+    if (!tools.some((t) => t.function.name === name)) throw new InvalidArgumentError(`toolChoice names '${name}', which is not in tools`, 'toolChoice');
+    return { tools, only: name };
   }
   throw new InvalidArgumentError("toolChoice must be 'none', 'auto', 'required' or {type: 'function', function: {name}}", 'toolChoice');
 }

@@ -1,12 +1,11 @@
 // The chat request every chat route builds from its protocol's body: OpenAI-shaped messages and
-// tools (the chat layer's input), the tool choice, limits and sampling, plus the filter the server
-// applies to the streamed calls. Also the readers for the OpenAI shapes, shared by the routes.
+// tools (the chat layer's input), the tool choice, limits and sampling. Also the readers for the
+// OpenAI shapes, shared by the routes.
 import type { ChatMessage, ChatToolCall, ToolChoice } from '../chat/messages.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import type { OpenAITool } from '../tool-calls/types.js';
 import { type Fields, invalid } from './fields.js';
-import type { ToolCallFilterOptions } from './tool-call-filter.js';
 
 /** Longer conversations than this are not a real request (the context runs out far sooner). */
 export const MAX_MESSAGES = 10_000;
@@ -27,14 +26,6 @@ export interface ChatRequest {
   enableThinking?: boolean;
   /** Log-probabilities requested: the alternatives per token (0 to 20). */
   logprobs?: number;
-}
-
-/** What the server does to the streamed calls for this request's tool choice. */
-export function toolFilterOf(req: ChatRequest): ToolCallFilterOptions {
-  const out: ToolCallFilterOptions = {};
-  if (typeof req.toolChoice === 'object') out.only = req.toolChoice.function.name;
-  if (!req.parallelToolCalls) out.single = true;
-  return out;
 }
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;

@@ -7,17 +7,13 @@ import type { GenerationRun } from './generation-reply.js';
 import type { ServerContext } from './server-context.js';
 
 export function chatRun(ctx: ServerContext, req: ChatRequest): GenerationRun {
-  // A named tool choice is applied by the server's filter, not by narrowing the declared tools: the
-  // streamer must still recognise calls to the other tools so they are dropped, not shown as text.
-  // For the same reason the chat layer must not stop at the first call (it may be a dropped one).
-  const named = typeof req.toolChoice === 'object';
   return async (sink, signal) => {
     const events: AsyncIterable<ChatStreamEvent> = ctx.runtime.chatStream({
       ...req.sampling,
       messages: req.messages,
       tools: req.tools,
-      toolChoice: named ? 'auto' : req.toolChoice,
-      parallelToolCalls: named || req.parallelToolCalls,
+      toolChoice: req.toolChoice,
+      parallelToolCalls: req.parallelToolCalls,
       maxTokens: req.maxTokens,
       stop: req.stop,
       signal,

@@ -1,7 +1,7 @@
 // Runs one generation for a route and delivers it: streamed through a protocol encoder as SSE, or
-// collected for a JSON body. Both paths pass the same events through the same tool-choice filter,
-// count in-flight generations for the queue-depth gauge, record token metrics, and cancel the
-// generation when the client leaves or the server stops waiting.
+// collected for a JSON body. Both paths see the same events, count in-flight generations for the
+// queue-depth gauge, record token metrics, and cancel the generation when the client leaves or
+// the server stops waiting.
 import type { FastifyReply } from 'fastify';
 import type { Timings } from '../generate/generate.js';
 import { toKilnError, errorBody, type Protocol } from './error-body.js';
@@ -9,7 +9,6 @@ import { GenerationCancelledError } from './errors.js';
 import type { GenerationDone, GenerationEvent, GenerationStart, StreamEncoder } from './generation-events.js';
 import { ClientGoneError, type ServerContext } from './server-context.js';
 import { SseStream } from './sse-stream.js';
-import { ToolCallFilter, type ToolCallFilterOptions } from './tool-call-filter.js';
 
 export interface GenerationSink {
   /** The prompt facts, before the first event; when never called, the stream opens at the first event. */
@@ -25,16 +24,6 @@ export interface GenerationOutcome {
 export type GenerationRun = (sink: GenerationSink, signal: AbortSignal) => Promise<GenerationOutcome>;
 
 const NO_START: GenerationStart = { promptTokens: 0, cachedTokens: 0 };
-
-/** The filter stage in front of `push`, or `push` itself when the request filters nothing. */
-function filtered(push: (ev: GenerationEvent) => void, opts: ToolCallFilterOptions): (ev: GenerationEvent) => void {
-  if (ToolCallFilter.isIdentity(opts)) return push;
-  const filter = new ToolCallFilter(opts);
-  return (ev) => {
-    const out = filter.push(ev);
-    if (out !== null) push(out);
-  };
-}
 
 async function tracked(ctx: ServerContext, run: GenerationRun, sink: GenerationSink, signal: AbortSignal): Promise<GenerationOutcome> {
   ctx.metrics.generationsInFlight++;
@@ -53,17 +42,16 @@ export async function streamGeneration(
   protocol: Protocol,
   encoder: StreamEncoder,
   run: GenerationRun,
-  filter: ToolCallFilterOptions = {},
 ): Promise<void> {
   const signal = ctx.requestSignal(reply);
   const sse = new SseStream(reply);
   const start = (s: GenerationStart) => {
     if (!sse.isOpen) sse.write(encoder.open(s));
   };
-  const push = filtered((ev) => {
+  const push = (ev: GenerationEvent) => {
     start(NO_START);
     sse.write(encoder.push(ev));
-  }, filter);
+  };
   try {
     const { done } = await tracked(ctx, run, { start, push }, signal);
     if (signal.aborted && signal.reason instanceof ClientGoneError) return;
@@ -88,7 +76,7 @@ export async function streamGeneration(
 }
 
 /**
- * Runs the generation to the end and hands every (filtered) event to `onEvent`. Returns null when
+ * Runs the generation to the end and hands every event to `onEvent`. Returns null when
  * the client left (nothing should be sent).
  */
 export async function collectGeneration(
@@ -96,11 +84,10 @@ export async function collectGeneration(
   reply: FastifyReply,
   run: GenerationRun,
   onEvent: (ev: GenerationEvent) => void,
-  filter: ToolCallFilterOptions = {},
 ): Promise<GenerationOutcome | null> {
   const signal = ctx.requestSignal(reply);
   try {
-    const outcome = await tracked(ctx, run, { start() {}, push: filtered(onEvent, filter) }, signal);
+    const outcome = await tracked(ctx, run, { start() {}, push: onEvent }, signal);
     if (signal.aborted && signal.reason instanceof ClientGoneError) {
       reply.hijack();
       return null;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  InvalidArgumentError, NoChatTemplateError, Runtime, type ChatMessage, type ChatStreamEvent, type OpenAITool,
+  InvalidArgumentError, NoChatTemplateError, Runtime, type ChatMessage, type ChatResult, type ChatStreamEvent, type OpenAITool,
 } from '../../src/index.js';
 import { sharedTemplate, writeTinyChatModel } from '../fixtures/chat/tiny-chat-model.js';
 
@@ -122,14 +122,31 @@ describe('chat', () => {
     expect(r.usage.completionTokens).toBeLessThan(script(TWO_CALLS).length - 1);
   });
 
-  it("toolChoice 'none' hides the tools; a named function leaves only that one", async () => {
+  it("toolChoice 'none' hides the tools; a named function lets only its calls through", async () => {
     const none = await rt.chat({ messages: USER, tools: TOOLS, toolChoice: 'none', forcedTokens: script(TWO_CALLS), maxTokens: 200 });
     expect(none.message.toolCalls).toBeUndefined();
     expect(none.message.content).toContain('<tool_call>');
     expect(none.finishReason).toBe('stop');
     expect(rt.explainCache(USER, { tools: TOOLS, toolChoice: 'none' }).promptTokens).toBe(rt.explainCache(USER).promptTokens);
-    const named = rt.explainCache(USER, { tools: TOOLS, toolChoice: { type: 'function', function: { name: 'search' } } });
-    expect(named.promptTokens).toBeLessThan(rt.explainCache(USER, { tools: TOOLS }).promptTokens);
+    // The prompt declares every tool whatever the choice, so it stays the same prompt.
+    const search = { type: 'function' as const, function: { name: 'search' } };
+    expect(rt.explainCache(USER, { tools: TOOLS, toolChoice: search }).promptTokens).toBe(rt.explainCache(USER, { tools: TOOLS }).promptTokens);
+
+    // Calls to another tool are never streamed and leave nothing in the reply.
+    const events: ChatStreamEvent[] = [];
+    for await (const e of rt.chatStream({ messages: USER, tools: TOOLS, toolChoice: search, forcedTokens: script(TWO_CALLS), maxTokens: 200 })) events.push(e);
+    expect(events.some((e) => e.type.startsWith('tool_call'))).toBe(false);
+    const dropped = (events.at(-1) as { result: ChatResult }).result;
+    expect(dropped.message.toolCalls).toBeUndefined();
+    expect(dropped.message.content).not.toContain('get_weather');
+    expect(dropped.finishReason).toBe('stop');
+
+    const weather = { type: 'function' as const, function: { name: 'get_weather' } };
+    const both = await rt.chat({ messages: USER, tools: TOOLS, toolChoice: weather, forcedTokens: script(TWO_CALLS), maxTokens: 200 });
+    expect(both.message.toolCalls!.map((c) => c.function.arguments)).toEqual(['{"city": "Paris"}', '{"city": "Rome"}']);
+    const first = await rt.chat({ messages: USER, tools: TOOLS, toolChoice: weather, parallelToolCalls: false, forcedTokens: script(TWO_CALLS), maxTokens: 200 });
+    expect(first.message.toolCalls!.map((c) => c.function.arguments)).toEqual(['{"city": "Paris"}']);
+    expect(first.finishReason).toBe('tool_calls');
     await expect(rt.chat({ messages: USER, tools: TOOLS, toolChoice: { type: 'function', function: { name: 'nope' } } })).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 

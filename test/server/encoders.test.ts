@@ -1,4 +1,4 @@
-// The protocol stages on their own: tool-choice filter, OpenAI chat/completion encoders, the
+// The protocol stages on their own: OpenAI chat/completion encoders, the
 // Anthropic encoder's early-release and barrier rules, the Responses encoder's items, and the
 // accumulator the non-streaming bodies come from.
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,6 @@ import { OpenAIChatEncoder } from '../../src/server/openai-chat-encoder.js';
 import { OpenAICompletionEncoder } from '../../src/server/openai-completion-encoder.js';
 import { ReplyAccumulator } from '../../src/server/reply-accumulator.js';
 import { type ResponseObject, ResponsesEncoder } from '../../src/server/responses-encoder.js';
-import { ToolCallFilter } from '../../src/server/tool-call-filter.js';
 import { parseSse } from './helpers.js';
 
 const DONE: GenerationDone = { finishReason: 'stop', usage: { promptTokens: 10, completionTokens: 7, cachedTokens: 4 } };
@@ -33,22 +32,6 @@ function silentLogger(warnings: string[] = []) {
   const log = (msg: string, fields?: object) => void warnings.push(msg + JSON.stringify(fields ?? {}));
   return { warn: log, error: log };
 }
-
-describe('ToolCallFilter', () => {
-  it('passes only the named tool, renumbered, and drops the rest entirely', () => {
-    const f = new ToolCallFilter({ only: 'bash' });
-    const out = [content('a'), start(0, 'read'), args(0, '{"p":1}'), end(0), start(1, 'bash'), args(1, '{}'), end(1), content('b')]
-      .map((e) => f.push(e))
-      .filter((e) => e !== null);
-    expect(out).toEqual([content('a'), { ...start(1, 'bash'), index: 0 }, args(0, '{}'), end(0), content('b')]);
-  });
-
-  it('with parallel calls off, passes only the first call', () => {
-    const f = new ToolCallFilter({ single: true });
-    const out = [start(0, 'a'), args(0, '{}'), end(0), start(1, 'b'), args(1, '{}'), end(1)].map((e) => f.push(e)).filter((e) => e !== null);
-    expect(out).toEqual([start(0, 'a'), args(0, '{}'), end(0)]);
-  });
-});
 
 describe('OpenAIChatEncoder', () => {
   const opts = { id: 'chatcmpl-1', model: 'm', created: 5, includeUsage: false };

@@ -2,7 +2,7 @@
 // delta.tool_calls while they are generated) or not.
 import type { FastifyInstance } from 'fastify';
 import { InvalidArgumentError } from '../../errors.js';
-import { type ChatRequest, MAX_STOP, readOpenAIMessages, readOpenAIToolChoice, readOpenAITools, toolFilterOf } from '../chat-request.js';
+import { type ChatRequest, MAX_STOP, readOpenAIMessages, readOpenAIToolChoice, readOpenAITools } from '../chat-request.js';
 import { chatRun } from '../chat-run.js';
 import { Fields } from '../fields.js';
 import { collectGeneration, streamGeneration } from '../generation-reply.js';
@@ -54,13 +54,12 @@ export function registerChatCompletions(app: FastifyInstance, ctx: ServerContext
     const id = mintId('chatcmpl-');
     const created = unixSeconds();
     const run = chatRun(ctx, req);
-    const filter = toolFilterOf(req);
     if (stream) {
-      await streamGeneration(ctx, reply, 'openai', new OpenAIChatEncoder({ id, model: ctx.modelId, created, includeUsage }), run, filter);
+      await streamGeneration(ctx, reply, 'openai', new OpenAIChatEncoder({ id, model: ctx.modelId, created, includeUsage }), run);
       return;
     }
     const acc = new ReplyAccumulator();
-    const outcome = await collectGeneration(ctx, reply, run, (ev) => acc.push(ev), filter);
+    const outcome = await collectGeneration(ctx, reply, run, (ev) => acc.push(ev));
     if (outcome === null) return;
     const calls = acc.toolCalls;
     const message: Record<string, unknown> = { role: 'assistant', content: calls.length > 0 && acc.content === '' ? null : acc.content, refusal: null };

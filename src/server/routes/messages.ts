@@ -3,7 +3,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AnthropicMessagesEncoder, anthropicUsage } from '../anthropic-messages-encoder.js';
 import { readAnthropicRequest } from '../anthropic-request.js';
-import { toolFilterOf } from '../chat-request.js';
 import { chatRun } from '../chat-run.js';
 import { Fields } from '../fields.js';
 import { collectGeneration, streamGeneration } from '../generation-reply.js';
@@ -19,13 +18,12 @@ export function registerMessages(app: FastifyInstance, ctx: ServerContext): void
     const id = mintId('msg_');
     const encoder = new AnthropicMessagesEncoder({ id, model: ctx.modelId, logger: ctx.logger, requestId: id });
     const run = chatRun(ctx, req);
-    const filter = toolFilterOf(req);
     if (stream) {
-      await streamGeneration(ctx, reply, 'anthropic', encoder, run, filter);
+      await streamGeneration(ctx, reply, 'anthropic', encoder, run);
       return;
     }
     // The non-streaming body is what the streaming encoder records: one definition of the blocks.
-    const outcome = await collectGeneration(ctx, reply, run, (ev) => void encoder.push(ev), filter);
+    const outcome = await collectGeneration(ctx, reply, run, (ev) => void encoder.push(ev));
     if (outcome === null) return;
     const usage = outcome.done.usage;
     const start = { promptTokens: usage.promptTokens, cachedTokens: usage.cachedTokens };

@@ -3,7 +3,6 @@
 // GET /v1/responses/:id returns a stored one.
 import type { FastifyInstance } from 'fastify';
 import type { ChatMessage } from '../../chat/messages.js';
-import { toolFilterOf } from '../chat-request.js';
 import { chatRun } from '../chat-run.js';
 import { ResponseNotFoundError } from '../errors.js';
 import { Fields } from '../fields.js';
@@ -63,18 +62,17 @@ export function registerResponses(app: FastifyInstance, ctx: ServerContext): voi
     };
     const encoder = new ResponsesEncoder(response, ctx.logger, id);
     const run = chatRun(ctx, chat);
-    const filter = toolFilterOf(chat);
     const remember = () => {
       if (store && (response.status === 'completed' || response.status === 'incomplete')) {
         ctx.store.set(id, { response, conversation: [...conversation, ...outputAsMessages(response.output)] });
       }
     };
     if (stream) {
-      await streamGeneration(ctx, reply, 'openai', encoder, run, filter);
+      await streamGeneration(ctx, reply, 'openai', encoder, run);
       remember();
       return;
     }
-    const outcome = await collectGeneration(ctx, reply, run, (ev) => void encoder.push(ev), filter);
+    const outcome = await collectGeneration(ctx, reply, run, (ev) => void encoder.push(ev));
     if (outcome === null) return;
     encoder.finish(outcome.done);
     remember();

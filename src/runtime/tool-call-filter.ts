@@ -1,8 +1,8 @@
-// The stage between the tool-call streamer and a protocol encoder that applies the request's tool
-// choice: with a named tool only calls to it reach the client, and with parallel calls off only
-// the first call does. Filtered calls vanish entirely (no content, no index): visible calls are
-// renumbered 0, 1, ... in the order they start.
-import type { GenerationEvent } from './generation-events.js';
+// The chat stage after the tool-call streamer that applies the request's tool choice: with a named
+// tool only calls to it reach the reply, and with parallel calls off only the first call does.
+// Filtered calls vanish entirely (no content, no index): visible calls are renumbered 0, 1, ... in
+// the order they start.
+import type { ToolCallEvent } from '../tool-calls/types.js';
 
 export interface ToolCallFilterOptions {
   /** Only calls to this tool pass. */
@@ -15,6 +15,8 @@ export class ToolCallFilter {
   /** Streamer index -> visible index, or -1 for a dropped call. */
   private readonly map = new Map<number, number>();
   private visible = 0;
+  /** The ids of the calls that passed, in order. */
+  readonly passedIds: string[] = [];
 
   constructor(private readonly opts: ToolCallFilterOptions) {}
 
@@ -23,17 +25,18 @@ export class ToolCallFilter {
     return opts.only === undefined && !opts.single;
   }
 
-  push(ev: GenerationEvent): GenerationEvent | null {
+  push(ev: ToolCallEvent): ToolCallEvent | null {
     switch (ev.type) {
       case 'content':
       case 'reasoning':
-      case 'logprob':
         return ev;
       case 'tool_call_start': {
         const pass = (this.opts.only === undefined || ev.name === this.opts.only) && !(this.opts.single && this.visible > 0);
         const index = pass ? this.visible++ : -1;
         this.map.set(ev.index, index);
-        return pass ? { ...ev, index } : null;
+        if (!pass) return null;
+        this.passedIds.push(ev.id);
+        return { ...ev, index };
       }
       case 'tool_call_arguments':
       case 'tool_call_end': {
