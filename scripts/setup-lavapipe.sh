@@ -16,8 +16,14 @@ ROOT="$(pwd)"
 DIR="$ROOT/.cache/lavapipe"
 ICD="$DIR/lvp_icd.json"
 SUITE="${KILN_LAVAPIPE_SUITE:-bookworm-backports}"
-MIRROR="${KILN_LAVAPIPE_MIRROR:-http://deb.debian.org/debian}"
+# The Debian mirror this system already uses (its first bookworm source), so no host is named here.
+system_mirror() {
+  { grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '$3 ~ /^bookworm/ {print $2; exit}';
+    awk '/^URIs:/ {uri=$2} /^Suites:/ && / bookworm( |$)/ {print uri; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null; } | head -n 1
+}
+MIRROR="${KILN_LAVAPIPE_MIRROR:-$(system_mirror)}"
 ARCH="$(dpkg --print-architecture)"
+[ -n "$MIRROR" ] || { echo "setup-lavapipe: no Debian bookworm source in /etc/apt; set KILN_LAVAPIPE_MIRROR" >&2; exit 1; }
 
 log() { echo "setup-lavapipe: $*" >&2; }
 
