@@ -1,4 +1,4 @@
-// Command-line entry: `kiln run`, `kiln info`, `kiln bench`.
+// Command-line entry: `kiln run`, `kiln serve`, `kiln info`, `kiln convert`, `kiln bench`.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { KilnError } from '../errors.js';
@@ -8,6 +8,8 @@ import { formatInfo } from './info.js';
 
 const USAGE = `usage:
   kiln run --model FILE [--temperature T] [--max-tokens N] [--seed S] [--threads N] [--backend B] [--verbose] PROMPT
+  kiln serve --model FILE [--chat-template FILE] [--parallel N] [--ctx N] [--threads N] [--host HOST] [--port N] [--api-key KEY]
+             (kiln serve --help lists every option)
   kiln info FILE
   kiln convert <hf-model-dir> <out.gguf> [--type f16|q8_0|q4_0]
   kiln bench <name> [options]
