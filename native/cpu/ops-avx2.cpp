@@ -59,60 +59,125 @@ __m256 expExact(__m256 x) {
   return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
 }
 
+// ggml_v_expf for AVX2: the scalar definition's expGgml on eight lanes. The two-step scaling for
+// |n| > 126 is computed only when some lane needs it, as ggml does.
+__m256 expGgml(__m256 x) {
+  const __m256 r = _mm256_set1_ps(0x1.8p23f);
+  const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), r);
+  const __m256 n = _mm256_sub_ps(z, r);
+  const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+  const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+  const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_set1_epi32(0x3f800000)));
+  const __m256 absN = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+  const __m256 c = _mm256_cmp_ps(absN, _mm256_set1_ps(126), _CMP_GT_OQ);
+  const __m256 u = _mm256_mul_ps(b, b);
+  const __m256 j = _mm256_fmadd_ps(
+      _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                      _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+      u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+  const __m256 y = _mm256_fmadd_ps(j, k, k);
+  if (!_mm256_movemask_ps(c)) return y;
+  const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+                                     _mm256_set1_epi32((int)0x82000000u));
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+  const __m256 d = _mm256_cmp_ps(absN, _mm256_set1_ps(192), _CMP_GT_OQ);
+  const __m256 scaled = _mm256_blendv_ps(y, _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1), c);
+  return _mm256_blendv_ps(scaled, _mm256_mul_ps(s1, s1), d);
+}
+
+// a * b + c with one rounding. Not std::fma: that is an inline function with external linkage,
+// and this file's copy of it could be the one the linker keeps (see the top of the file).
+float fmaSingle(float a, float b, float c) {
+  return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
+float loadOneF16(const fp16_t* p) { return fp16(*p); }
+float loadOneF32(const float* p) { return *p; }
+
+// Eight rows of accumulators summed lane by lane in hsum's order.
+__m256 sumRows(const __m256* a) {
+  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
+                       _mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7])));
+}
+
+constexpr int kMaxHeadDim = 256;
 
 // One query row against keys/values 0..n-1 of one KV head (stride `stride` elements between
-// positions). kNv = headDim / 8 accumulators stay in registers; 0 means any multiple of 8 up to
-// 256, accumulated in memory. scores: n floats of scratch.
-template <typename T, __m256 (*load)(const T*), int kNv>
+// positions), bit for bit as the scalar definition (llama.cpp's order). headDim <= kMaxHeadDim;
+// scores: n floats of scratch.
+template <typename T, __m256 (*load)(const T*), float (*loadOne)(const T*)>
 void attendOne(const float* q, const T* k, const T* v, int64_t n, int64_t stride, int headDim, float scale,
                float* scores, float* out) {
-  const int nv = kNv > 0 ? kNv : headDim / 8;
+  // K*Q as ggml_vec_dot_f32: four accumulators over steps of 32, GGML_F32x8_REDUCE, then the rest.
+  const int np = headDim & ~31;
   float maxScore = -INFINITY;
   for (int64_t j = 0; j < n; j++) {
     const T* kj = k + j * stride;
-    __m256 acc0 = _mm256_mul_ps(_mm256_loadu_ps(q), load(kj));
-    __m256 acc1 = _mm256_setzero_ps();
-    int c = 1;
-    for (; c + 2 <= nv; c += 2) {
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * c), load(kj + 8 * c), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * c + 8), load(kj + 8 * c + 8), acc0);
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int i = 0; i < np; i += 32) {
+      a0 = _mm256_fmadd_ps(load(kj + i), _mm256_loadu_ps(q + i), a0);
+      a1 = _mm256_fmadd_ps(load(kj + i + 8), _mm256_loadu_ps(q + i + 8), a1);
+      a2 = _mm256_fmadd_ps(load(kj + i + 16), _mm256_loadu_ps(q + i + 16), a2);
+      a3 = _mm256_fmadd_ps(load(kj + i + 24), _mm256_loadu_ps(q + i + 24), a3);
     }
-    if (c < nv) acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * c), load(kj + 8 * c), acc1);
-    const float s = hsum(_mm256_add_ps(acc0, acc1)) * scale;
+    const __m256 a = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+    __m128 t = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    t = _mm_hadd_ps(t, t);
+    float dot = _mm_cvtss_f32(_mm_hadd_ps(t, t));
+    for (int i = np; i < headDim; i++) dot = fmaSingle(loadOne(kj + i), q[i], dot);
+    const float s = dot * scale;
     scores[j] = s;
     maxScore = s > maxScore ? s : maxScore;
   }
+  // Softmax: exps summed eight at a time in float, the eights in double; the last eight padded with
+  // zeros (llama.cpp's masked positions).
   const __m256 vmax = _mm256_set1_ps(maxScore);
-  __m256 vsum = _mm256_setzero_ps();
+  double sum = 0.0;
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    const __m256 e = expExact(_mm256_sub_ps(_mm256_loadu_ps(scores + j), vmax));
+    const __m256 e = expGgml(_mm256_sub_ps(_mm256_loadu_ps(scores + j), vmax));
     _mm256_storeu_ps(scores + j, e);
-    vsum = _mm256_add_ps(vsum, e);
+    sum += (double)hsum(e);
   }
-  float sum = hsum(vsum);
-  for (; j < n; j++) {
-    scores[j] = std::exp(scores[j] - maxScore);
-    sum += scores[j];
+  if (j < n) {
+    const size_t rest = (size_t)(n - j);
+    float e[8] = {};
+    std::memcpy(e, scores + j, sizeof(float) * rest);
+    _mm256_storeu_ps(e, expGgml(_mm256_sub_ps(_mm256_loadu_ps(e), vmax)));
+    std::memset(e + rest, 0, sizeof(float) * (8 - rest));
+    std::memcpy(scores + j, e, sizeof(float) * rest);
+    sum += (double)hsum(_mm256_loadu_ps(e));
   }
-  __m256 acc[kNv > 0 ? kNv : 32];
-  for (int c = 0; c < nv; c++) acc[c] = _mm256_setzero_ps();
-  for (j = 0; j < n; j++) {
-    const __m256 w = _mm256_set1_ps(scores[j]);
-    const T* vj = v + j * stride;
-    for (int c = 0; c < nv; c++) acc[c] = _mm256_fmadd_ps(w, load(vj + 8 * c), acc[c]);
+  const float inv = (float)(1.0 / sum);
+  for (j = 0; j + 8 <= n; j += 8) _mm256_storeu_ps(scores + j, _mm256_mul_ps(_mm256_loadu_ps(scores + j), _mm256_set1_ps(inv)));
+  for (; j < n; j++) scores[j] *= inv;
+  // KQV: output d has eight accumulators, position j feeding number j % 8 (row j % 8 of `acc`).
+  // Positions go in blocks of 32, whose V rows stay in L1 while each eight outputs take their turn
+  // with their eight rows of accumulators in registers.
+  const int d8 = headDim / 8 * 8;
+  alignas(32) float acc[8 * kMaxHeadDim];
+  std::memset(acc, 0, sizeof(float) * 8 * d8);
+  for (int64_t j0 = 0; j0 < n; j0 += 32) {
+    const int64_t j1 = j0 + 32 < n ? j0 + 32 : n;
+    for (int d = 0; d < d8; d += 8) {
+      __m256 a[8];
+      for (int l = 0; l < 8; l++) a[l] = _mm256_load_ps(acc + l * d8 + d);
+      for (j = j0; j + 8 <= j1; j += 8)
+        for (int l = 0; l < 8; l++) a[l] = _mm256_fmadd_ps(load(v + (j + l) * stride + d), _mm256_set1_ps(scores[j + l]), a[l]);
+      for (int l = 0; j + l < j1; l++) a[l] = _mm256_fmadd_ps(load(v + (j + l) * stride + d), _mm256_set1_ps(scores[j + l]), a[l]);
+      for (int l = 0; l < 8; l++) _mm256_store_ps(acc + l * d8 + d, a[l]);
+    }
   }
-  const __m256 inv = _mm256_set1_ps(1.0f / sum);
-  for (int c = 0; c < nv; c++) _mm256_storeu_ps(out + 8 * c, _mm256_mul_ps(acc[c], inv));
-}
-
-template <typename T, __m256 (*load)(const T*)>
-void attendOneAnyDim(const float* q, const T* k, const T* v, int64_t n, int64_t stride, int headDim, float scale,
-                     float* scores, float* out) {
-  switch (headDim) {
-    case 64: attendOne<T, load, 8>(q, k, v, n, stride, headDim, scale, scores, out); break;
-    case 128: attendOne<T, load, 16>(q, k, v, n, stride, headDim, scale, scores, out); break;
-    default: attendOne<T, load, 0>(q, k, v, n, stride, headDim, scale, scores, out); break;
+  for (int d = 0; d < d8; d += 8) {
+    __m256 a[8];
+    for (int l = 0; l < 8; l++) a[l] = _mm256_load_ps(acc + l * d8 + d);
+    _mm256_storeu_ps(out + d, sumRows(a));
+  }
+  for (int d = d8; d < headDim; d++) {
+    float lane[8] = {};
+    for (j = 0; j < n; j++) lane[j % 8] = fmaSingle(loadOne(v + j * stride + d), scores[j], lane[j % 8]);
+    out[d] = hsum(_mm256_loadu_ps(lane));
   }
 }
 
@@ -124,7 +189,8 @@ void rmsNormRows_avx2(const float* x, const float* w, float* y, int64_t nGroups,
   for (int64_t g = g0; g < g1; g++) {
     const float* xr = x + g * width;
     float* yr = y + g * width;
-    // Squares summed in double, as the scalar definition (and ggml) does.
+    // Float squares summed in double as the scalar definition (and ggml) does, but in eight lanes:
+    // the order moves the double sum's last bits, which reach the float scale only rarely.
     __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
     int64_t i = 0;
     for (; i + 8 <= width; i += 8) {
@@ -183,24 +249,25 @@ void ropeRows_avx2(float* x, int64_t nTokens, const int32_t* positions, const Ro
       }
       for (; i < half; i++) {
         const float x0 = v[i], x1 = v[half + i];
-        v[i] = x0 * c[i] - x1 * s[i];
-        v[half + i] = x0 * s[i] + x1 * c[i];
+        v[i] = fmaSingle(x0, c[i], -(x1 * s[i]));
+        v[half + i] = fmaSingle(x0, s[i], x1 * c[i]);
       }
     } else {
-      // Four adjacent pairs per vector: (x0, x1) -> (x0 c - x1 s, x0 s + x1 c).
+      // Four adjacent pairs per vector: (x0, x1) -> (x0 c - x1 s, x0 s + x1 c) with x0's products
+      // fused and x1's rounded first, as the scalar definition: fmaddsub of (x0, x0) * (c, s) and
+      // (x1, x1) * (s, c).
       for (; i + 4 <= half; i += 4) {
         const __m256 xv = _mm256_loadu_ps(v + 2 * i);
         const __m128 c4 = _mm_loadu_ps(c + i), s4 = _mm_loadu_ps(s + i);
-        const __m256 vc = _mm256_set_m128(_mm_unpackhi_ps(c4, c4), _mm_unpacklo_ps(c4, c4));
-        const __m256 vs = _mm256_set_m128(_mm_unpackhi_ps(s4, s4), _mm_unpacklo_ps(s4, s4));
-        const __m256 swapped = _mm256_permute_ps(xv, 0xb1);  // (x1, x0) per pair
-        // even lanes: x0 c - x1 s; odd lanes: x1 c + x0 s
-        _mm256_storeu_ps(v + 2 * i, _mm256_fmaddsub_ps(xv, vc, _mm256_mul_ps(swapped, vs)));
+        const __m256 cs = _mm256_set_m128(_mm_unpackhi_ps(c4, s4), _mm_unpacklo_ps(c4, s4));
+        const __m256 sc = _mm256_set_m128(_mm_unpackhi_ps(s4, c4), _mm_unpacklo_ps(s4, c4));
+        const __m256 x1Products = _mm256_mul_ps(_mm256_movehdup_ps(xv), sc);
+        _mm256_storeu_ps(v + 2 * i, _mm256_fmaddsub_ps(_mm256_moveldup_ps(xv), cs, x1Products));
       }
       for (; i < half; i++) {
         const float x0 = v[2 * i], x1 = v[2 * i + 1];
-        v[2 * i] = x0 * c[i] - x1 * s[i];
-        v[2 * i + 1] = x0 * s[i] + x1 * c[i];
+        v[2 * i] = fmaSingle(x0, c[i], -(x1 * s[i]));
+        v[2 * i + 1] = fmaSingle(x0, s[i], x1 * c[i]);
       }
     }
   }
@@ -233,7 +300,7 @@ void kvStoreRows_avx2(const KvView& kv, const float* k, const float* v, int64_t 
 
 void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nTokens, const int32_t* positions,
                         const AttentionParams& p, float* scratch, int ith, int nth) {
-  if (p.headDim % 8 != 0 || p.headDim > 256) {
+  if (p.headDim > kMaxHeadDim) {
     attentionRows(q, kv, out, nTokens, positions, p, scratch, ith, nth);
     return;
   }
@@ -251,11 +318,11 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
     float* oh = out + t * (int64_t)p.nHeads * p.headDim + (int64_t)h * p.headDim;
     const int64_t n = (int64_t)positions[t] + 1;
     if (kv.type == GgmlType::F16) {
-      attendOneAnyDim<fp16_t, loadF16>(qh, static_cast<const fp16_t*>(kv.k) + offset, static_cast<const fp16_t*>(kv.v) + offset, n,
-                                 kvWidth, p.headDim, p.scale, scores, oh);
+      attendOne<fp16_t, loadF16, loadOneF16>(qh, static_cast<const fp16_t*>(kv.k) + offset, static_cast<const fp16_t*>(kv.v) + offset,
+                                             n, kvWidth, p.headDim, p.scale, scores, oh);
     } else {
-      attendOneAnyDim<float, loadF32>(qh, static_cast<const float*>(kv.k) + offset, static_cast<const float*>(kv.v) + offset, n,
-                                kvWidth, p.headDim, p.scale, scores, oh);
+      attendOne<float, loadF32, loadOneF32>(qh, static_cast<const float*>(kv.k) + offset, static_cast<const float*>(kv.v) + offset, n,
+                                            kvWidth, p.headDim, p.scale, scores, oh);
     }
   }
 }

@@ -1,8 +1,11 @@
-// Scalar definitions of the elementwise, normalization, RoPE and attention ops.
-// They follow ggml's CPU semantics (double accumulation in RMSNorm, float RoPE angles).
+// Scalar definitions of the elementwise, normalization, RoPE and attention ops. They compute in
+// the floating-point order of ggml's CPU build for AVX2 (llama.cpp's x86 default), so that kiln
+// reproduces its logits: where an activation lands on a Q8_0 rounding half-step, the last bit of
+// a norm, a rotation or an attention sum decides the quantized value the next matmul sees.
 #include "ops.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "cpu-features.h"
@@ -17,7 +20,7 @@ void rmsNormRows(const float* x, const float* w, float* y, int64_t nGroups, int6
     const float* xr = x + g * width;
     float* yr = y + g * width;
     double sum = 0.0;
-    for (int64_t i = 0; i < width; i++) sum += (double)xr[i] * (double)xr[i];
+    for (int64_t i = 0; i < width; i++) sum += (double)(xr[i] * xr[i]);  // float squares, as ggml
     const float scale = 1.0f / std::sqrt((float)(sum / (double)width) + eps);
     for (int64_t i = 0; i < width; i++) yr[i] = xr[i] * scale * w[i];
   }
@@ -41,8 +44,9 @@ void ropeRows(float* x, int64_t nTokens, const int32_t* positions, const RopePar
       const int a = p.neox ? i : 2 * i;
       const int b = p.neox ? i + half : 2 * i + 1;
       const float x0 = v[a], x1 = v[b];
-      v[a] = x0 * c - x1 * s;
-      v[b] = x0 * s + x1 * c;
+      // As ggml compiles x0 * c - x1 * s: the second product rounded, the first fused.
+      v[a] = std::fma(x0, c, -(x1 * s));
+      v[b] = std::fma(x0, s, x1 * c);
       thetaBase *= thetaScale;
     }
   }
@@ -61,6 +65,57 @@ inline void kvPut(void* base, GgmlType type, int64_t index, float value) {
   } else {
     static_cast<float*>(base)[index] = value;
   }
+}
+
+// q . k as ggml_vec_dot_f32 computes it with AVX2 (llama.cpp's K*Q): four 8-lane FMA accumulators
+// over steps of 32 values, folded as GGML_F32x8_REDUCE does, then the rest one FMA at a time.
+float dotGgml(const float* q, const void* k, GgmlType type, int64_t base, int n) {
+  float a[4][8] = {};
+  const int np = n & ~31;
+  for (int i = 0; i < np; i += 32)
+    for (int r = 0; r < 4; r++)
+      for (int l = 0; l < 8; l++) a[r][l] = std::fma(kvAt(k, type, base + i + 8 * r + l), q[i + 8 * r + l], a[r][l]);
+  float t[4];
+  for (int l = 0; l < 4; l++) {
+    const float lo = (a[0][l] + a[2][l]) + (a[1][l] + a[3][l]);
+    const float hi = (a[0][l + 4] + a[2][l + 4]) + (a[1][l + 4] + a[3][l + 4]);
+    t[l] = lo + hi;
+  }
+  float sum = (t[0] + t[1]) + (t[2] + t[3]);
+  for (int i = np; i < n; i++) sum = std::fma(kvAt(k, type, base + i), q[i], sum);
+  return sum;
+}
+
+// The sum of 8 floats in the order of ggml's hsum_float_8 (and llamafile's tinyBLAS hsum).
+float hsum8(const float* v) { return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7])); }
+
+float bitsToFloat(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+// ggml_v_expf for AVX2, one lane (ARM's optimized-routines expf with single-precision
+// polynomial): within 1.5 ulp of exp, and what llama.cpp's softmax computes.
+float expGgml(float x) {
+  const float r = 0x1.8p23f;
+  const float z = std::fma(x, 0x1.715476p+0f, r);
+  const float n = z - r;
+  const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
+  uint32_t zb;
+  std::memcpy(&zb, &z, sizeof zb);
+  const uint32_t e = zb << 23;
+  const float k = bitsToFloat(e + 0x3f800000u);
+  const float u = b * b;
+  const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), u,
+                           0x1.ffffecp-1f * b);
+  if (!(std::fabs(n) > 126)) return std::fma(j, k, k);  // NaN included
+  // 2^n itself would leave float's range: scale in two steps, or give 0 / inf past |n| = 192.
+  const uint32_t g = n <= 0 ? 0x82000000u : 0u;
+  const float s1 = bitsToFloat(g + 0x7f000000u);
+  if (std::fabs(n) > 192) return s1 * s1;
+  const float s2 = bitsToFloat(e - g);
+  return std::fma(s2, j, s2) * s1;
 }
 
 }  // namespace
@@ -93,25 +148,28 @@ void attentionRows(const float* q, const KvView& kv, float* out, int64_t nTokens
     const int kvh = h / group;
     const float* qh = q + t * (int64_t)p.nHeads * p.headDim + (int64_t)h * p.headDim;
     const int64_t n = (int64_t)positions[t] + 1;
+    const int64_t headBase = (int64_t)kvh * p.headDim;
+    // llama.cpp's order with an F32 cache (an F16 cache's values are converted, then the same):
+    // K*Q by ggml_vec_dot_f32; softmax as ggml_vec_soft_max_f32, whose exps are summed 8 at a time
+    // in float and the eights in double (the row is padded with masked zeros to a multiple of 8);
+    // KQV as llamafile's tinyBLAS, one 8-lane FMA accumulator over the positions per output.
     float maxScore = -INFINITY;
     for (int64_t j = 0; j < n; j++) {
-      const int64_t base = j * kvWidth + (int64_t)kvh * p.headDim;
-      float dot = 0.0f;
-      for (int d = 0; d < p.headDim; d++) dot += qh[d] * kvAt(kv.k, kv.type, base + d);
-      scores[j] = dot * p.scale;
+      scores[j] = dotGgml(qh, kv.k, kv.type, j * kvWidth + headBase, p.headDim) * p.scale;
       if (scores[j] > maxScore) maxScore = scores[j];
     }
     double sum = 0.0;
-    for (int64_t j = 0; j < n; j++) {
-      scores[j] = std::exp(scores[j] - maxScore);
-      sum += scores[j];
+    for (int64_t j0 = 0; j0 < n; j0 += 8) {
+      float e[8] = {};
+      for (int64_t j = j0; j < n && j < j0 + 8; j++) e[j - j0] = scores[j] = expGgml(scores[j] - maxScore);
+      sum += (double)hsum8(e);
     }
     const float inv = (float)(1.0 / sum);
-    std::memset(acc, 0, sizeof(float) * p.headDim);
-    for (int64_t j = 0; j < n; j++) {
-      const int64_t base = j * kvWidth + (int64_t)kvh * p.headDim;
-      const float w = scores[j] * inv;
-      for (int d = 0; d < p.headDim; d++) acc[d] += w * kvAt(kv.v, kv.type, base + d);
+    for (int64_t j = 0; j < n; j++) scores[j] *= inv;
+    for (int d = 0; d < p.headDim; d++) {
+      float lane[8] = {};
+      for (int64_t j = 0; j < n; j++) lane[j % 8] = std::fma(kvAt(kv.v, kv.type, j * kvWidth + headBase + d), scores[j], lane[j % 8]);
+      acc[d] = hsum8(lane);
     }
     std::memcpy(out + t * (int64_t)p.nHeads * p.headDim + (int64_t)h * p.headDim, acc, sizeof(float) * p.headDim);
   }
