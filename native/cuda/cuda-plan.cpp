@@ -34,6 +34,10 @@ constexpr int64_t kMaxBatch = 32768;
 constexpr size_t kStagingBytes = size_t{32} << 20;
 // Captured step shapes kept; decode needs one per slot, prefill chunks a few more.
 constexpr size_t kMaxGraphs = 16;
+// Output rows staged in pinned memory (inside a captured step): a decode step's logits. Every row of
+// a long step goes to the caller's array directly instead, which keeps, say, 256 rows of a
+// 152k-token vocabulary (155 MB) out of pinned memory.
+constexpr int64_t kPinnedOutputRows = 8;
 
 size_t alignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -243,7 +247,8 @@ void CudaPlan::allocate() {
   const PlanTensor& result = tensors_[output_];
   hTokens_ = static_cast<int32_t*>(hostAlloc(sizeof(int32_t) * (size_t)o.maxBatch));
   hPositions_ = static_cast<int32_t*>(hostAlloc(sizeof(int32_t) * (size_t)o.maxBatch));
-  hOut_ = static_cast<float*>(hostAlloc(sizeof(float) * (size_t)std::max(result.rows, o.maxBatch) * (size_t)result.cols));
+  hOutFloats_ = (size_t)std::min<int64_t>(std::max(result.rows, o.maxBatch), kPinnedOutputRows) * (size_t)result.cols;
+  hOut_ = static_cast<float*>(hostAlloc(sizeof(float) * hOutFloats_));
   hArgmax_ = static_cast<int32_t*>(hostAlloc(sizeof(int32_t)));
   for (const PlanNode& node : nodes_)
     if (node.op == OpCode::Attention) attentionPrepare((int)node.params[3]);
@@ -335,7 +340,11 @@ void CudaPlan::forward(const int32_t* tokens, const int32_t* positions, int64_t 
   const size_t resultSize = checkStep(tensors_, nodes_, output_, options_.plan, tokens, positions, nTokens, slot, allOutputs, outLength);
   stage(tokens, positions, nTokens);
   run(StepKey{nTokens, slot, allOutputs, false});
-  std::memcpy(out, hOut_, sizeof(float) * resultSize);
+  if (resultSize <= hOutFloats_) {
+    std::memcpy(out, hOut_, sizeof(float) * resultSize);
+  } else {
+    check(cudaMemcpy(out, act(output_), sizeof(float) * resultSize, cudaMemcpyDeviceToHost), "copy output");
+  }
 }
 
 int32_t CudaPlan::forwardArgmax(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot) {
@@ -448,10 +457,10 @@ void CudaPlan::enqueue(const StepKey& key) {
   if (argmaxOnly) {
     argmax(act(output_) + (rows - 1) * result.cols, 1, result.cols, dArgmax_, stream_);
     check(cudaMemcpyAsync(hArgmax_, dArgmax_, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_), "copy argmax");
-  } else {
+  } else if ((size_t)(rows * result.cols) <= hOutFloats_) {
     check(cudaMemcpyAsync(hOut_, act(output_), sizeof(float) * rows * result.cols, cudaMemcpyDeviceToHost, stream_),
           "copy output");
-  }
+  }  // larger outputs (every row of a long step) are copied by forward() straight into the caller's array
 }
 
 void CudaPlan::enqueueNode(const PlanNode& node, int64_t nTokens, int64_t nOutputs, int slot, bool allOutputs) {

@@ -104,6 +104,7 @@ class CudaPlan {
   int32_t* hTokens_ = nullptr;           // pinned, so captured copies read them at replay
   int32_t* hPositions_ = nullptr;
   float* hOut_ = nullptr;
+  size_t hOutFloats_ = 0;
   int32_t* hArgmax_ = nullptr;
   // Which activation each scratch form holds during the enqueue of a step (q, k and v read the
   // same normed activation: it is converted once).
