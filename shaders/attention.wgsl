@@ -20,13 +20,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
-#if F16
-@group(0) @binding(1) var<storage, read> kc: array<f16>;
-@group(0) @binding(2) var<storage, read> vc: array<f16>;
-#else
-@group(0) @binding(1) var<storage, read> kc: array<u32>;
-@group(0) @binding(2) var<storage, read> vc: array<u32>;
-#endif
+// kc, vc: bindings 1 and 2 (include/kv.wgsl)
 @group(0) @binding(3) var<storage, read> positions: array<i32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<uniform> p: Params;

@@ -8,26 +8,7 @@ enable f16;
 #include "ids"
 #include "weights"
 #include "act"
-
-struct Params {
-  cols: u32,
-  rows: u32,
-  row_bytes: u32,
-  n_tokens: u32,
-  units: u32,
-  a_d: u32,
-  a_s: u32,
-  out_cols: u32,
-  out_offset: u32,
-}
-
-@group(0) @binding(0) var<storage, read> w: array<u32>;
-@group(0) @binding(1) var<storage, read> a: array<u32>;
-@group(0) @binding(2) var<storage, read_write> y: array<f32>;
-#if F16
-@group(0) @binding(3) var<storage, read> wh: array<vec4<f16>>;
-#endif
-@group(0) @binding(4) var<uniform> p: Params;
+#include "mat-io"
 
 const SIDE: u32 = 8u; // invocations per side: WG = SIDE * SIDE; each one computes 4 rows x 4 tokens
 

@@ -1,6 +1,14 @@
-// Reads of the KV cache (`kc`, `vc`: the including shader's bindings), f32 or f16. Without
-// shader-f16, f16 entries are decoded from packed words by bits.
+// The KV cache of one layer and slot as the attention kernels read it, at bindings 1 and 2:
+// f32, or f16 (read as f16 with shader-f16, else decoded from packed words by bits).
 #include "half"
+
+#if F16
+@group(0) @binding(1) var<storage, read> kc: array<f16>;
+@group(0) @binding(2) var<storage, read> vc: array<f16>;
+#else
+@group(0) @binding(1) var<storage, read> kc: array<u32>;
+@group(0) @binding(2) var<storage, read> vc: array<u32>;
+#endif
 
 #if F16
 fn k_at(i: u32) -> f32 { return f32(kc[i]); }

@@ -8,6 +8,7 @@ const found = await findAdapter();
 export const skipReason: string | undefined = 'reason' in found ? found.reason : undefined;
 if (skipReason) console.warn(`test/gpu: WebGPU tests skipped: ${skipReason}`);
 export const adapterSummary = 'reason' in found ? undefined : found.summary;
+if (!('reason' in found)) found.release();
 
 /** A suite title that says when and why it is skipped. */
 export const title = (name: string): string => (skipReason ? `${name} (skipped: ${skipReason})` : name);

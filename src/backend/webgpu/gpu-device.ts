@@ -29,13 +29,15 @@ export interface AdapterSummary {
 }
 
 export interface GpuContext {
-  /** Dawn's instance: while it is referenced, the process stays alive; dispose() drops it. */
+  /** Dawn's instance, shared; the process stays alive until every context is released. */
   gpu: GPU;
   constants: GpuConstants;
   adapter: GPUAdapter;
   summary: AdapterSummary;
   /** WGSL has dot4I8Packed. */
   dot4: boolean;
+  /** Gives up this context's hold on the instance (once; later calls do nothing). */
+  release(): void;
 }
 
 interface DawnModule {
@@ -74,6 +76,21 @@ function summarize(adapter: GPUAdapter, choice: AdapterChoice, gpu: GPU): Adapte
   };
 }
 
+// One Dawn instance per process, shared by every compiled graph and probe: each instance enumerates
+// the adapters again, and a referenced instance keeps the process alive, so it is dropped when
+// its last user releases it.
+let shared: { gpu: GPU; users: number } | undefined;
+
+function acquireGpu(dawn: DawnModule): GPU {
+  shared ??= { gpu: dawn.create([]), users: 0 };
+  shared.users++;
+  return shared.gpu;
+}
+
+function releaseGpu(): void {
+  if (shared && --shared.users === 0) shared = undefined;
+}
+
 /** The adapter kiln would use, or why there is none. Never throws for a missing GPU. */
 export async function findAdapter(choice: AdapterChoice = {}): Promise<GpuContext | { reason: string }> {
   let dawn: DawnModule;
@@ -82,18 +99,26 @@ export async function findAdapter(choice: AdapterChoice = {}): Promise<GpuContex
   } catch (e) {
     return { reason: (e as Error).message };
   }
-  const gpu = dawn.create([]);
+  const gpu = acquireGpu(dawn);
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
+  const none = (reason: string) => {
+    releaseGpu();
+    return { reason };
+  };
   if (!adapter) {
-    return {
-      reason:
-        'no WebGPU adapter: Dawn found no Vulkan, Metal or D3D12 device. On Linux without a GPU, ' +
+    return none(
+      'no WebGPU adapter: Dawn found no Vulkan, Metal or D3D12 device. On Linux without a GPU, ' +
         'install a software Vulkan driver Dawn accepts: eval "$(bash scripts/setup-lavapipe.sh)"',
-    };
+    );
   }
   const summary = summarize(adapter, choice, gpu);
-  if (summary.software && choice.allowSoftware === false) return { reason: `only a software adapter (${summary.description}) is present` };
-  return { gpu, constants: dawn.globals, adapter, summary, dot4: gpu.wgslLanguageFeatures.has('packed_4x8_integer_dot_product') };
+  if (summary.software && choice.allowSoftware === false) return none(`only a software adapter (${summary.description}) is present`);
+  let released = false;
+  const release = () => {
+    if (!released) releaseGpu();
+    released = true;
+  };
+  return { gpu, constants: dawn.globals, adapter, summary, dot4: gpu.wgslLanguageFeatures.has('packed_4x8_integer_dot_product'), release };
 }
 
 export interface DeviceNeeds {

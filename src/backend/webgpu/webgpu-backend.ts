@@ -28,5 +28,7 @@ export class WebGpuBackend implements Backend {
 /** Whether `backend: 'auto'` should use WebGPU: a hardware adapter exists (never a software one). */
 export async function hardwareWebGpuAvailable(): Promise<boolean> {
   const ctx = await findAdapter({ allowSoftware: false });
-  return !('reason' in ctx);
+  if ('reason' in ctx) return false;
+  ctx.release();
+  return true;
 }

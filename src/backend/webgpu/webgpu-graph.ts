@@ -54,10 +54,17 @@ export class WebGpuGraph implements CompiledGraph {
     const chunkLimit = Math.floor(Math.min(tuning.maxBindingBytes ?? limits.maxStorageBufferBindingSize, limits.maxBufferSize) / 4) * 4;
     for (const t of plan.graph.tensors) {
       if (t.data && rowBytes(t.dtype, t.cols) > chunkLimit) {
+        ctx.release();
         throw new WebGpuLimitError('maxStorageBufferBindingSize', rowBytes(t.dtype, t.cols), chunkLimit, `one row of '${t.name}'`, "Use backend: 'cpu'.");
       }
     }
-    const device = await openDevice(ctx, largestBinding(plan, options, chunkLimit));
+    let device: GPUDevice;
+    try {
+      device = await openDevice(ctx, largestBinding(plan, options, chunkLimit));
+    } catch (e) {
+      ctx.release();
+      throw e;
+    }
     const buffers = new GpuBuffers(device, ctx.constants.GPUBufferUsage, chunkLimit);
     try {
       const work = graphWork(plan, options, buffers, { ...ctx.summary, dot4: ctx.dot4 });
@@ -68,6 +75,7 @@ export class WebGpuGraph implements CompiledGraph {
     } catch (e) {
       buffers.destroy();
       device.destroy();
+      ctx.release();
       throw e;
     }
   }
@@ -167,7 +175,8 @@ export class WebGpuGraph implements CompiledGraph {
     this.disposed = true;
     this.buffers.destroy();
     this.device.destroy();
-    this.ctx = undefined; // drops Dawn's instance, which keeps the process alive while referenced
+    this.ctx!.release();
+    this.ctx = undefined;
   }
 }
 
