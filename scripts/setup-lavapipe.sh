@@ -77,9 +77,10 @@ fi
 
 # Libraries the backported driver needs that the stock system lacks cannot be papered over here:
 # say which, rather than letting Dawn find no adapter without a reason.
-if ldd "$LIB" | grep -q 'not found'; then
+missing_libs="$(ldd "$LIB" | grep 'not found' || true)"
+if [ -n "$missing_libs" ]; then
   log "$LIB needs libraries this system lacks:"
-  ldd "$LIB" | grep 'not found' >&2
+  echo "$missing_libs" >&2
   exit 1
 fi
 
