@@ -8,7 +8,7 @@ import { Op } from '../../model/graph.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { CompileOptions, CompiledGraph } from '../backend.js';
 import { type Dispatch, DispatchTable, type Step } from './dispatch-table.js';
-import { WebGpuLimitError } from './errors.js';
+import { WebGpuLimitError, WebGpuUnavailableError } from './errors.js';
 import { type GpuContext, openDevice } from './gpu-device.js';
 import { align, GpuBuffers } from './gpu-buffers.js';
 import { type GraphWork, graphWork, maxHeads, maxMulMatCols } from './graph-dispatches.js';
@@ -30,6 +30,8 @@ export class WebGpuGraph implements CompiledGraph {
   private queue: Promise<unknown> = Promise.resolve();
   private disposed = false;
   private ctx: GpuContext | undefined;
+  /** The first device error or loss: every later step fails with it rather than return garbage. */
+  private failure: string | undefined;
 
   private constructor(
     ctx: GpuContext,
@@ -47,6 +49,16 @@ export class WebGpuGraph implements CompiledGraph {
     this.pipelineCount = kernels.size;
     this.readback = buffers.readback('readback', 4 * options.maxBatch * this.outputWidth);
     this.argmaxReadback = buffers.readback('argmax readback', 4);
+    device.onuncapturederror = (e) => {
+      this.failure ??= e.error.message;
+    };
+    void device.lost.then((info) => {
+      if (!this.disposed) this.failure ??= `the device was lost (${info.reason}): ${info.message}`;
+    });
+  }
+
+  private checkDevice(): void {
+    if (this.failure) throw new WebGpuUnavailableError(`The WebGPU device failed: ${this.failure}. Load the model again, or use backend: 'cpu'.`);
   }
 
   static async create(ctx: GpuContext, plan: GpuPlan, options: CompileOptions, tuning: WebGpuTuning = {}): Promise<WebGpuGraph> {
@@ -83,6 +95,7 @@ export class WebGpuGraph implements CompiledGraph {
   /** Checks a step's arguments as the CPU backend does; returns its shape. */
   private prepare(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean): Step {
     if (this.disposed) throw new InvalidArgumentError('this WebGPU graph was disposed');
+    this.checkDevice();
     const { maxBatch, slots, contextSize } = this.options;
     const n = tokens.length;
     if (n < 1 || n > maxBatch) throw new InvalidArgumentError(`a forward step takes 1 to ${maxBatch} tokens, got ${n}`);
@@ -134,6 +147,7 @@ export class WebGpuGraph implements CompiledGraph {
       await this.readback.mapAsync(this.ctx!.constants.GPUMapMode.READ, 0, 4 * values);
       out.set(new Float32Array(this.readback.getMappedRange(0, 4 * values)));
       this.readback.unmap();
+      this.checkDevice();
     });
   }
 
@@ -150,6 +164,7 @@ export class WebGpuGraph implements CompiledGraph {
       await this.argmaxReadback.mapAsync(this.ctx!.constants.GPUMapMode.READ, 0, 4);
       const index = new Uint32Array(this.argmaxReadback.getMappedRange(0, 4))[0]!;
       this.argmaxReadback.unmap();
+      this.checkDevice();
       return index;
     });
   }
