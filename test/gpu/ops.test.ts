@@ -14,6 +14,7 @@ import { dequantize, quantize } from '../../src/reference/quantize.js';
 import { rmsNorm as refRmsNorm } from '../../src/reference/rms-norm.js';
 import { rope as refRope } from '../../src/reference/rope.js';
 import { swiglu as refSwiglu } from '../../src/reference/swiglu.js';
+import { greedy } from '../../src/sampling/greedy.js';
 import { maxRelError } from '../helpers/error-metrics.js';
 import { prng } from '../helpers/prng.js';
 import { gaussians } from '../helpers/random-floats.js';
@@ -171,6 +172,30 @@ describe.skipIf(skipReason)(title('WebGPU kernels match the TypeScript reference
         const w = gaussians(r, 8 * cols);
         const [mb] = await runSteps(options, (g, t) => g.mulMat('m', g.constant('w', GgmlType.F32, cols, 8, data(w)), g.getRows('a', table(g, a, cols), t), g.constant('b', GgmlType.F32, 8, 1, data(bias))), [{ tokens: range(n), positions: range(n) }]);
         expect(maxRelError(mb!, refAdd(matMul(w, 8, cols, a, n), bias))).toBeLessThan(WEBGPU_TOLERANCES.elementwise);
+      });
+
+      it('argmax: the largest value, lowest index on ties, never NaN (as greedy)', async () => {
+        const width = 1000;
+        const rows: Float32Array[] = [
+          gaussians(r, width),
+          Float32Array.from({ length: width }, (_, i) => (i === 17 || i === 700 || i === 999 ? 5 : i % 7)), // ties
+          Float32Array.from({ length: width }, (_, i) => (i % 3 === 0 ? NaN : i === 500 ? 2 : 1)), // NaN never wins
+          new Float32Array(width).fill(-Infinity), // nothing comparable: 0
+          Float32Array.from({ length: width }, (_, i) => (i === 999 ? Infinity : i)),
+        ];
+        const values = new Float32Array(rows.length * width);
+        rows.forEach((row, i) => values.set(row, i * width));
+        const g = new GraphBuilder();
+        const out = g.getRows('logits', table(g, values, width), g.tokens());
+        const compiled = await new WebGpuBackend(options).compile(g.build(out), { slots: 1, contextSize: 8, maxBatch: 2, kvCacheType: 'f32', threads: 1 });
+        try {
+          for (let i = 0; i < rows.length; i++) {
+            // The last of two tokens' rows: argmax reads the last output row.
+            expect(await compiled.forwardArgmax(Int32Array.of(0, i), Int32Array.of(0, 1), 0), `row ${i}`).toBe(greedy(rows[i]!));
+          }
+        } finally {
+          compiled.dispose();
+        }
       });
 
       for (const type of WEIGHT_TYPES) {

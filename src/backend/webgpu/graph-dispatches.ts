@@ -38,8 +38,9 @@ export interface GraphWork {
   argmaxResult: GPUBuffer;
   tokens: GPUBuffer;
   positions: GPUBuffer;
-  /** The buffer holding the graph's output rows. */
+  /** The buffer holding the graph's output rows, and how many a step has. */
   output: GPUBuffer;
+  outputRows: (s: Step) => number;
   /** Index layer * slots + slot. */
   kv: KvCache[];
   ropes: RopeBuffer[];
@@ -234,9 +235,10 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
   }
 
   const output = act(plan.graph.output);
+  const outputRows = rows(plan.graph.output);
   const width = tensors[plan.graph.output]!.cols;
   const argmaxResult = buffers.storage('argmax', 4);
   const argmax = dispatch('argmax', { ...reduce, WG: 256 }, { x: output, result: argmaxResult },
-    (s) => ({ n: width, offset: (s.nOutputs - 1) * width, neg_inf: -Infinity }), () => 1);
-  return { items, argmax, argmaxResult, tokens, positions, output, kv, ropes: [...ropes.values()] };
+    (s) => ({ n: width, offset: (outputRows(s) - 1) * width, neg_inf: -Infinity }), () => 1);
+  return { items, argmax, argmaxResult, tokens, positions, output, outputRows, kv, ropes: [...ropes.values()] };
 }

@@ -139,7 +139,7 @@ export class WebGpuGraph implements CompiledGraph {
   forward(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean, out: Float32Array): Promise<void> {
     return this.serial(async () => {
       const s = this.prepare(tokens, positions, slot, allOutputs);
-      const values = s.nOutputs * this.outputWidth;
+      const values = this.work.outputRows(s) * this.outputWidth;
       if (out.length < values) throw new InvalidArgumentError(`the output buffer holds ${out.length} values; ${values} are needed`);
       const encoder = this.encodeStep(tokens, positions, slot, s);
       encoder.copyBufferToBuffer(this.work.output, 0, this.readback, 0, 4 * values);
@@ -151,7 +151,7 @@ export class WebGpuGraph implements CompiledGraph {
     });
   }
 
-  /** A forward step that reads back only the argmax of the last output row (greedy sampling). */
+  /** A forward step that reads back only the argmax of the output's last row (greedy sampling). */
   forwardArgmax(tokens: Int32Array, positions: Int32Array, slot: number): Promise<number> {
     return this.serial(async () => {
       const s = this.prepare(tokens, positions, slot, false);
