@@ -451,7 +451,11 @@ void CudaPlan::enqueue(const StepKey& key) {
   check(cudaMemcpyAsync(dPositions_, hPositions_, sizeof(int32_t) * nTokens, cudaMemcpyHostToDevice, stream_), "copy positions");
   q8Source_ = halfSource_ = -1;
   const int64_t nOutputs = allOutputs ? nTokens : 1;
-  for (const PlanNode& node : nodes_) enqueueNode(node, nTokens, nOutputs, slot, allOutputs);
+  for (size_t n = 0; n < nodes_.size(); n++) {
+    const PlanNode& node = nodes_[n];
+    if (node.op == OpCode::MulMat) n += enqueueMulMat(n, rowsOf(tensors_[node.output], nTokens, nOutputs)) - 1;
+    else enqueueNode(node, nTokens, nOutputs, slot, allOutputs);
+  }
   const PlanTensor& result = tensors_[output_];
   const int64_t rows = rowsOf(result, nTokens, nOutputs);
   if (argmaxOnly) {
@@ -480,7 +484,7 @@ void CudaPlan::enqueueNode(const PlanNode& node, int64_t nTokens, int64_t nOutpu
       rmsNorm(in(0), in(1), y, rows * outT.cols / width, width, (float)node.params[0], stream_);
       break;
     }
-    case OpCode::MulMat: enqueueMulMat(node, rows, y); break;
+    case OpCode::MulMat: break;  // enqueueMulMat
     case OpCode::Add: add(in(0), in(1), y, rows * outT.cols, stream_); break;
     case OpCode::SwiGlu: swiglu(in(0), in(1), y, rows * outT.cols, stream_); break;
     case OpCode::Rope: {
@@ -513,24 +517,37 @@ void CudaPlan::enqueueNode(const PlanNode& node, int64_t nTokens, int64_t nOutpu
 // Quantized weights always meet int8 activation blocks (a row-streaming product for few tokens,
 // int8 tensor cores for many), so decode and prefill sum the same integers. Float weights: a
 // row-streaming product on F32 activations, fp16/bf16 tensor cores, or F32 tiles for F32 weights
-// and odd widths.
-void CudaPlan::enqueueMulMat(const PlanNode& node, int64_t rows, float* y) {
+// and odd widths. Row-streaming products that follow one another on the same activations (q, k,
+// v; gate, up) share a launch. Returns the nodes enqueued.
+size_t CudaPlan::enqueueMulMat(size_t first, int64_t rows) {
+  const PlanNode& node = nodes_[first];
   const int wid = node.inputs[0], xid = node.inputs[1];
   const PlanTensor& w = tensors_[wid];
   const GgmlType type = (GgmlType)w.dtype;
   const float* x = f32Of(xid);
-  const float* bias = node.inputs.size() > 2 ? f32Of(node.inputs[2]) : nullptr;
+  auto biasOf = [&](const PlanNode& n) { return n.inputs.size() > 2 ? f32Of(n.inputs[2]) : nullptr; };
   const size_t wRowBytes = rowBytes(type, w.cols);
-  if (matVecTakesQ8(type)) {
+  const bool q8 = matVecTakesQ8(type);
+  if (q8) {
     if (q8Source_ != xid) quantizeQ8Blocks(x, rows, w.cols, q8_, q8Scales_, stream_);
     q8Source_ = xid;
-    if (rows <= kMaxMatVecTokens) {
-      matVec(MatVecArgs{type, raw_[wid], wRowBytes, w.rows, w.cols, nullptr, q8_, q8Scales_, rows, bias, y}, stream_);
-    } else {
-      matMulInt8(MatMulInt8Args{type, raw_[wid], wRowBytes, w.rows, w.cols, q8_, q8Scales_, rows, bias, y}, stream_);
+  }
+  if (rows <= kMaxMatVecTokens) {
+    MatVecArgs a{type, wRowBytes, w.cols, q8 ? nullptr : x, q8 ? q8_ : nullptr, q8 ? q8Scales_ : nullptr, rows, 0, {}};
+    for (size_t n = first; n < nodes_.size() && a.count < kMaxMatVecMatrices; n++) {
+      const PlanNode& next = nodes_[n];
+      if (next.op != OpCode::MulMat || next.inputs[1] != xid) break;
+      const PlanTensor& wn = tensors_[next.inputs[0]];
+      if (wn.dtype != w.dtype || wn.cols != w.cols) break;
+      a.m[a.count++] = MatVecMatrix{raw_[next.inputs[0]], wn.rows, biasOf(next), act(next.output)};
     }
-  } else if (rows <= kMaxMatVecTokens) {
-    matVec(MatVecArgs{type, raw_[wid], wRowBytes, w.rows, w.cols, x, nullptr, nullptr, rows, bias, y}, stream_);
+    matVec(a, stream_);
+    return (size_t)a.count;
+  }
+  const float* bias = biasOf(node);
+  float* y = act(node.output);
+  if (q8) {
+    matMulInt8(MatMulInt8Args{type, raw_[wid], wRowBytes, w.rows, w.cols, q8_, q8Scales_, rows, bias, y}, stream_);
   } else if (matMulHalfSupports(type, w.cols)) {
     const bool bf16 = matMulHalfTakesBf16(type);
     if (halfSource_ != xid || halfIsBf16_ != bf16) toHalfRows(x, rows, w.cols, bf16, half_, halfScales_, stream_);
@@ -540,6 +557,7 @@ void CudaPlan::enqueueMulMat(const PlanNode& node, int64_t rows, float* y) {
   } else {
     matMulTiled(MatMulTiledArgs{type, raw_[wid], wRowBytes, w.rows, w.cols, x, rows, bias, y}, stream_);
   }
+  return 1;
 }
 
 }  // namespace kiln::cuda

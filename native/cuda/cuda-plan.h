@@ -68,7 +68,7 @@ class CudaPlan {
   void enqueue(const StepKey& key);
   void capture(const StepKey& key);
   void enqueueNode(const PlanNode& node, int64_t nTokens, int64_t nOutputs, int slot, bool allOutputs);
-  void enqueueMulMat(const PlanNode& node, int64_t rows, float* y);
+  size_t enqueueMulMat(size_t first, int64_t rows);
   void dropGraphs();
   const float* f32Of(int id) const;
   float* act(int id) const { return actPtr_[id]; }

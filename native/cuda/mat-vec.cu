@@ -10,6 +10,19 @@ namespace {
 
 constexpr int kRowsPerBlock = 4;
 
+// The matrix and row this warp computes: the launch's blocks cover the matrices one after another.
+__device__ __forceinline__ const MatVecMatrix* rowOf(const MatVecArgs& a, int64_t* row) {
+  int64_t b = blockIdx.x;
+  int i = 0;
+  for (; i < a.count - 1; i++) {
+    const int64_t blocks = (a.m[i].rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    if (b < blocks) break;
+    b -= blocks;
+  }
+  *row = b * kRowsPerBlock + threadIdx.y;
+  return &a.m[i];
+}
+
 template <int kTokens>
 __device__ __forceinline__ void storeRow(float* acc, int nTokens, const float* bias, float* y, int64_t rows, int64_t row) {
 #pragma unroll
@@ -23,14 +36,13 @@ __device__ __forceinline__ void storeRow(float* acc, int nTokens, const float* b
 }
 
 template <typename V, int kTokens>
-__global__ void __launch_bounds__(kWarpSize * kRowsPerBlock)
-    matVecQ8Kernel(const uint8_t* __restrict__ w, size_t rowBytes, int64_t rows, int64_t cols,
-                   const int8_t* __restrict__ q, const float* __restrict__ d, int nTokens,
-                   const float* __restrict__ bias, float* __restrict__ y) {
-  const int64_t row = (int64_t)blockIdx.x * kRowsPerBlock + threadIdx.y;
-  if (row >= rows) return;  // the whole warp leaves together
-  const uint8_t* wr = w + row * rowBytes;
-  const int64_t nUnits = cols / V::kUnit, blocksPerRow = cols / 32;
+__global__ void __launch_bounds__(kWarpSize * kRowsPerBlock) matVecQ8Kernel(const MatVecArgs a) {
+  int64_t row;
+  const MatVecMatrix* m = rowOf(a, &row);
+  if (row >= m->rows) return;  // the whole warp leaves together
+  const uint8_t* wr = m->w + row * a.rowBytes;
+  const int64_t nUnits = a.cols / V::kUnit, blocksPerRow = a.cols / 32;
+  const int nTokens = (int)a.nTokens;
   float acc[kTokens];
 #pragma unroll
   for (int t = 0; t < kTokens; t++) acc[t] = 0.0f;
@@ -38,18 +50,20 @@ __global__ void __launch_bounds__(kWarpSize * kRowsPerBlock)
     const typename V::Unit unit = V::load(wr, u);
 #pragma unroll
     for (int t = 0; t < kTokens; t++)
-      if (t < nTokens) acc[t] += V::dot(unit, q + t * cols, d + t * blocksPerRow, u);
+      if (t < nTokens) acc[t] += V::dot(unit, a.q + t * a.cols, a.d + t * blocksPerRow, u);
   }
-  storeRow<kTokens>(acc, nTokens, bias, y, rows, row);
+  storeRow<kTokens>(acc, nTokens, m->bias, m->y, m->rows, row);
 }
 
 template <typename D, int kTokens>
-__global__ void __launch_bounds__(kWarpSize * kRowsPerBlock)
-    matVecFloatKernel(const uint8_t* __restrict__ w, size_t rowBytes, int64_t rows, int64_t cols,
-                      const float* __restrict__ x, int nTokens, const float* __restrict__ bias, float* __restrict__ y) {
-  const int64_t row = (int64_t)blockIdx.x * kRowsPerBlock + threadIdx.y;
-  if (row >= rows) return;
-  const uint8_t* wr = w + row * rowBytes;
+__global__ void __launch_bounds__(kWarpSize * kRowsPerBlock) matVecFloatKernel(const MatVecArgs a) {
+  int64_t row;
+  const MatVecMatrix* m = rowOf(a, &row);
+  if (row >= m->rows) return;
+  const uint8_t* wr = m->w + row * a.rowBytes;
+  const int64_t cols = a.cols;
+  const float* x = a.x;
+  const int nTokens = (int)a.nTokens;
   float acc[kTokens];
 #pragma unroll
   for (int t = 0; t < kTokens; t++) acc[t] = 0.0f;
@@ -73,27 +87,19 @@ __global__ void __launch_bounds__(kWarpSize * kRowsPerBlock)
         if (t < nTokens) acc[t] += wv * x[t * cols + k];
     }
   }
-  storeRow<kTokens>(acc, nTokens, bias, y, rows, row);
+  storeRow<kTokens>(acc, nTokens, m->bias, m->y, m->rows, row);
 }
 
 template <typename V>
 void launchQ8(const MatVecArgs& a, dim3 grid, dim3 block, cudaStream_t stream) {
-  if (a.nTokens == 1) {
-    matVecQ8Kernel<V, 1><<<grid, block, 0, stream>>>(a.w, a.rowBytes, a.rows, a.cols, a.q, a.d, 1, a.bias, a.y);
-  } else {
-    matVecQ8Kernel<V, kMaxMatVecTokens><<<grid, block, 0, stream>>>(a.w, a.rowBytes, a.rows, a.cols, a.q, a.d,
-                                                                    (int)a.nTokens, a.bias, a.y);
-  }
+  if (a.nTokens == 1) matVecQ8Kernel<V, 1><<<grid, block, 0, stream>>>(a);
+  else matVecQ8Kernel<V, kMaxMatVecTokens><<<grid, block, 0, stream>>>(a);
 }
 
 template <typename D>
 void launchFloat(const MatVecArgs& a, dim3 grid, dim3 block, cudaStream_t stream) {
-  if (a.nTokens == 1) {
-    matVecFloatKernel<D, 1><<<grid, block, 0, stream>>>(a.w, a.rowBytes, a.rows, a.cols, a.x, 1, a.bias, a.y);
-  } else {
-    matVecFloatKernel<D, kMaxMatVecTokens><<<grid, block, 0, stream>>>(a.w, a.rowBytes, a.rows, a.cols, a.x,
-                                                                       (int)a.nTokens, a.bias, a.y);
-  }
+  if (a.nTokens == 1) matVecFloatKernel<D, 1><<<grid, block, 0, stream>>>(a);
+  else matVecFloatKernel<D, kMaxMatVecTokens><<<grid, block, 0, stream>>>(a);
 }
 
 }  // namespace
@@ -111,7 +117,9 @@ bool matVecTakesQ8(GgmlType type) {
 
 void matVec(const MatVecArgs& a, cudaStream_t stream) {
   const dim3 block(kWarpSize, kRowsPerBlock);
-  const dim3 grid(ceilDiv(a.rows, kRowsPerBlock));
+  int64_t blocks = 0;
+  for (int i = 0; i < a.count; i++) blocks += (a.m[i].rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  const dim3 grid((unsigned)blocks);
   switch (a.type) {
     case GgmlType::F32: launchFloat<Decode<GgmlType::F32>>(a, grid, block, stream); break;
     case GgmlType::F16: launchFloat<Decode<GgmlType::F16>>(a, grid, block, stream); break;

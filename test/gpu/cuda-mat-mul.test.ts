@@ -105,6 +105,33 @@ describe.skipIf(cudaSkipReason)(cudaTitle('CUDA mul_mat against the reference'),
     });
   }
 
+  // q, k and v (or gate and up) read the same activations: up to three such products share a
+  // launch, each with its own rows, bias and output. Four in a row: a launch of three, then one.
+  it('products on the same activations, sharing launches', async () => {
+    const r = prng(700);
+    const cols = 256;
+    for (const type of [GgmlType.Q4_K, GgmlType.F16]) {
+      const weights = [0, 1, 2, 3].map(() => quantize(type, gaussians(r, ROWS * cols)));
+      const bias = gaussians(r, ROWS);
+      for (const nTokens of [1, 5]) {
+        const x = gaussians(r, nTokens * cols);
+        const [y] = await runSteps((g, t) => {
+          const input = g.getRows('x', table(g, x, cols), t);
+          const products = weights.map((w, i) => g.mulMat(`m${i}`, g.constant(`w${i}`, type, cols, ROWS, data(w)), input,
+            i === 1 ? g.constant('b', GgmlType.F32, ROWS, 1, data(bias)) : undefined));
+          return products.reduce((sum, p, i) => g.add(`s${i}`, sum, p));
+        }, [{ tokens: range(nTokens), positions: range(nTokens) }]);
+        const ref = new Float32Array(nTokens * ROWS);
+        for (const w of weights) {
+          const part = referenceAsSeen(pathOf(type, cols, nTokens), dequantize(type, w, ROWS * cols), cols, x, nTokens);
+          for (let i = 0; i < ref.length; i++) ref[i] = ref[i]! + part[i]!;
+        }
+        for (let t = 0; t < nTokens; t++) for (let o = 0; o < ROWS; o++) ref[t * ROWS + o] = ref[t * ROWS + o]! + bias[o]!;
+        expect(maxRelError(y!, ref), `${GGML_TYPES[type].name}, ${nTokens} token(s)`).toBeLessThanOrEqual(CUDA_TOLERANCES.mulMatSameOperands);
+      }
+    }
+  });
+
   it('adds the bias on every path', async () => {
     const r = prng(600);
     const cols = 256;
