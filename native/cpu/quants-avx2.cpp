@@ -81,6 +81,23 @@ __m128 minsTerm(const uint8_t* sm, const BlockQ8_K& y, float dmin, __m128 acc) {
   return _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, sums32)), acc);
 }
 
+// a * b + c with one rounding. Not std::fma: that is an inline function with external linkage,
+// and this file's copy of it could be the one the linker keeps (see the top of the file).
+float fmaSingle(float a, float b, float c) {
+  return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
+// sum_j(min_j * sum(y_j)) of one block as an exact integer.
+int32_t minsSum(const uint8_t* sm, const BlockQ8_K& y) {
+  const __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
+  const __m256i bsums = load32(y.bsums);
+  const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+  __m128i p = _mm_madd_epi16(mins, sums32);
+  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0x4e));
+  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0xb1));
+  return _mm_cvtsi128_si32(p);
+}
+
 // Q4_K and Q5_K: per 64 values, 32 bytes of low nibbles (sub-block 2g) and high nibbles (sub-block
 // 2g + 1). The values are unsigned, so maddubs takes them directly and the mins come in through
 // bsums. Q5_K's fifth bit of value l of group g is bit 2g (low half) or 2g + 1 (high half) of
@@ -92,10 +109,17 @@ float dotScaleMinK(int64_t n, const Block* x, const BlockQ8_K* y) {
   const __m256i bit4 = _mm256_set1_epi8(0x10);
   __m256 acc = _mm256_setzero_ps();
   __m128 accMins = _mm_setzero_ps();
+  float summs = 0.0f;
   for (int64_t b = 0; b < n / QK_K; b++) {
     uint8_t sm[16];
     unpackScalesMinsK4(x[b].scales, sm);
-    accMins = minsTerm(sm, y[b], -y[b].d * fp16(x[b].dmin), accMins);
+    if constexpr (kFifthBit) {
+      // llama.cpp's AVX2 Q5_K (no repacked layout) sums a block's mins term as one integer and
+      // adds it into a scalar with one fused step; matching that keeps its logits to ~1e-6.
+      summs = fmaSingle(-y[b].d * fp16(x[b].dmin), (float)minsSum(sm, y[b]), summs);
+    } else {
+      accMins = minsTerm(sm, y[b], -y[b].d * fp16(x[b].dmin), accMins);
+    }
     const int8_t* q8 = y[b].qs;
     __m256i sumi = _mm256_setzero_si256();
     for (int g = 0; g < QK_K / 64; g++) {
@@ -114,13 +138,7 @@ float dotScaleMinK(int64_t n, const Block* x, const BlockQ8_K* y) {
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(y[b].d * fp16(x[b].d)), _mm256_cvtepi32_ps(sumi), acc);
   }
-  return hsum(acc) + hsum(accMins);
-}
-
-// a * b + c with one rounding. Not std::fma: that is an inline function with external linkage,
-// and this file's copy of it could be the one the linker keeps (see the top of the file).
-float fmaSingle(float a, float b, float c) {
-  return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+  return kFifthBit ? hsum(acc) + summs : hsum(acc) + hsum(accMins);
 }
 
 // Q4_0 x Q8_0 for one block, as eight 32-bit sums of four products each.
