@@ -6,7 +6,7 @@ import { CudaBackend, cudaDevices } from '../backend/cuda/cuda-backend.js';
 import { hardwareWebGpuAvailable, WebGpuBackend } from '../backend/webgpu/webgpu-backend.js';
 import { InvalidArgumentError, KilnError } from '../errors.js';
 import { ContextLengthExceededError } from '../generate/errors.js';
-import { generate, type FinishReason, type GenerateRequest, type GenerateResult, type PromptUsage, type Timings, type TokenLogprob, type Usage } from '../generate/generate.js';
+import { generate, type GenerateRequest, type GenerateResult, type PromptUsage, type TokenLogprob } from '../generate/generate.js';
 import { openGguf } from '../gguf/open-gguf.js';
 import type { GgufFile } from '../gguf/types.js';
 import { buildDecoderGraph } from '../model/decoder-graph.js';
@@ -66,17 +66,8 @@ export interface CompleteOptions extends SamplingOptions {
   onLogprob?: (entry: TokenLogprob) => void;
 }
 
-export interface CompleteResult {
-  text: string;
-  tokens: number[];
-  finishReason: FinishReason;
-  /** The stop string that ended generation (not part of `text`); null when none did. */
-  stopSequence: string | null;
-  /** With `logprobs`: one entry per generated token. */
-  logprobs?: TokenLogprob[];
-  usage: Usage;
-  timings: Timings;
-}
+/** What complete() returns: one request's generation result. */
+export type CompleteResult = GenerateResult;
 
 export interface RuntimeInfo {
   path: string;

@@ -1,26 +1,17 @@
 // The CPU backend: the graph becomes one native plan, executed in C++ by one call per step.
 import { GgmlType } from '../../gguf/ggml-type.js';
 import type { Graph } from '../../model/graph.js';
-import { native, type NativeGraph } from '../../native/binding.js';
+import { native } from '../../native/binding.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { Backend, CompileOptions, CompiledGraph } from '../backend.js';
+import { toNativeGraph } from '../native-graph.js';
 
 export class CpuBackend implements Backend {
   readonly name = 'cpu' as const;
 
   async compile(graph: Graph, options: CompileOptions): Promise<CompiledGraph> {
     const addon = native();
-    const nativeGraph: NativeGraph = {
-      output: graph.output,
-      nodes: graph.nodes,
-      tensors: graph.tensors.map((t) => ({
-        name: t.name,
-        dtype: t.dtype,
-        cols: t.cols,
-        rows: t.rows,
-        ...(t.data ? { data: t.data.buffer, byteOffset: t.data.byteOffset, byteLength: t.data.byteLength } : {}),
-      })),
-    };
+    const nativeGraph = toNativeGraph(graph);
     if (!Number.isInteger(options.threads) || options.threads < 1) throw new InvalidArgumentError(`threads must be a positive integer, got ${options.threads}`, 'threads');
     const plan = new addon.Plan(nativeGraph, {
       threads: options.threads,

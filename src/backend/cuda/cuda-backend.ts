@@ -3,9 +3,10 @@
 // N-API call, replayed as a CUDA graph once its shape repeats.
 import type { Graph } from '../../model/graph.js';
 import { GgmlType } from '../../gguf/ggml-type.js';
-import { type CudaDevice, type CudaDeviceList, native, type NativeCudaPlan, type NativeGraph } from '../../native/binding.js';
+import { type CudaDevice, type CudaDeviceList, native, type NativeCudaPlan } from '../../native/binding.js';
 import type { Backend, CompileOptions, CompiledGraph } from '../backend.js';
 import { cudaErrorFrom, CudaUnavailableError } from './errors.js';
+import { toNativeGraph } from '../native-graph.js';
 
 export interface CudaBackendOptions {
   /** CUDA device index; default 0. */
@@ -76,17 +77,7 @@ export class CudaBackend implements Backend {
         ? `The CUDA backend has no device: ${list.reason ?? 'none was found'}. Use backend: 'cpu'.`
         : `CUDA device ${index} is not available; usable devices: ${found}.`);
     }
-    const nativeGraph: NativeGraph = {
-      output: graph.output,
-      nodes: graph.nodes,
-      tensors: graph.tensors.map((t) => ({
-        name: t.name,
-        dtype: t.dtype,
-        cols: t.cols,
-        rows: t.rows,
-        ...(t.data ? { data: t.data.buffer, byteOffset: t.data.byteOffset, byteLength: t.data.byteLength } : {}),
-      })),
-    };
+    const nativeGraph = toNativeGraph(graph);
     let plan: NativeCudaPlan;
     try {
       plan = new (native().CudaPlan)(nativeGraph, {
