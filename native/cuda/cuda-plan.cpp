@@ -454,7 +454,7 @@ void CudaPlan::enqueue(const StepKey& key) {
   for (size_t n = 0; n < nodes_.size(); n++) {
     const PlanNode& node = nodes_[n];
     if (node.op == OpCode::MulMat) n += enqueueMulMat(n, rowsOf(tensors_[node.output], nTokens, nOutputs)) - 1;
-    else enqueueNode(node, nTokens, nOutputs, slot, allOutputs);
+    else enqueueNode(n, nTokens, nOutputs, slot, allOutputs);
   }
   const PlanTensor& result = tensors_[output_];
   const int64_t rows = rowsOf(result, nTokens, nOutputs);
@@ -467,7 +467,17 @@ void CudaPlan::enqueue(const StepKey& key) {
   }  // larger outputs (every row of a long step) are copied by forward() straight into the caller's array
 }
 
-void CudaPlan::enqueueNode(const PlanNode& node, int64_t nTokens, int64_t nOutputs, int slot, bool allOutputs) {
+// Whether node n's output, `cols` wide, is read next by a quantized product: then the node writes
+// its int8 blocks as well, saving the product a launch.
+bool CudaPlan::quantizesForNext(size_t n, int64_t cols) const {
+  if (n + 1 >= nodes_.size() || cols % 32 != 0) return false;
+  const PlanNode& next = nodes_[n + 1];
+  return next.op == OpCode::MulMat && next.inputs[1] == nodes_[n].output &&
+         matVecTakesQ8((GgmlType)tensors_[next.inputs[0]].dtype);
+}
+
+void CudaPlan::enqueueNode(size_t n, int64_t nTokens, int64_t nOutputs, int slot, bool allOutputs) {
+  const PlanNode& node = nodes_[n];
   const PlanTensor& outT = tensors_[node.output];
   float* y = act(node.output);
   const int64_t rows = rowsOf(outT, nTokens, nOutputs);
@@ -481,12 +491,20 @@ void CudaPlan::enqueueNode(const PlanNode& node, int64_t nTokens, int64_t nOutpu
     }
     case OpCode::RmsNorm: {
       const int64_t width = (int64_t)node.params[1];
-      rmsNorm(in(0), in(1), y, rows * outT.cols / width, width, (float)node.params[0], stream_);
+      const bool quantize = width == outT.cols && quantizesForNext(n, width);
+      rmsNorm(in(0), in(1), y, rows * outT.cols / width, width, (float)node.params[0], quantize ? q8_ : nullptr,
+              quantize ? q8Scales_ : nullptr, stream_);
+      if (quantize) q8Source_ = node.output;
       break;
     }
     case OpCode::MulMat: break;  // enqueueMulMat
     case OpCode::Add: add(in(0), in(1), y, rows * outT.cols, stream_); break;
-    case OpCode::SwiGlu: swiglu(in(0), in(1), y, rows * outT.cols, stream_); break;
+    case OpCode::SwiGlu: {
+      const bool quantize = quantizesForNext(n, outT.cols);
+      swiglu(in(0), in(1), y, rows * outT.cols, quantize ? q8_ : nullptr, quantize ? q8Scales_ : nullptr, stream_);
+      if (quantize) q8Source_ = node.output;
+      break;
+    }
     case OpCode::Rope: {
       const int nRot = (int)node.params[2];
       const RopeArgs a{(int)node.params[0], (int)node.params[1], nRot, node.params[3] != 0.0,

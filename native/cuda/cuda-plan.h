@@ -67,7 +67,8 @@ class CudaPlan {
   void run(const StepKey& key);
   void enqueue(const StepKey& key);
   void capture(const StepKey& key);
-  void enqueueNode(const PlanNode& node, int64_t nTokens, int64_t nOutputs, int slot, bool allOutputs);
+  void enqueueNode(size_t n, int64_t nTokens, int64_t nOutputs, int slot, bool allOutputs);
+  bool quantizesForNext(size_t n, int64_t cols) const;
   size_t enqueueMulMat(size_t first, int64_t rows);
   void dropGraphs();
   const float* f32Of(int id) const;

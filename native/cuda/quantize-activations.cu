@@ -1,8 +1,8 @@
 // Activation conversions for the matrix products: a warp per block of 32 for int8, a block per
 // row for the scaled 16-bit copy.
 #include "cuda-check.h"
-#include "device-common.cuh"
 #include "quantize-activations.h"
+#include "quantize-block.cuh"
 
 namespace kiln::cuda {
 
@@ -14,17 +14,9 @@ constexpr int kRowThreads = 256;
 __global__ void quantizeQ8BlocksKernel(const float* __restrict__ x, int64_t blocksPerRow, int8_t* __restrict__ q,
                                        float* __restrict__ d) {
   const int64_t b = (int64_t)blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarpSize;
-  if (b >= blocksPerRow) return;
-  const int64_t t = blockIdx.y;
-  const int lane = threadIdx.x % kWarpSize;
-  const int64_t i = (t * blocksPerRow + b) * 32 + lane;
-  const float v = x[i];
-  const float amax = warpMax(fabsf(v));
-  const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
-  const float s = v * id;
-  // The bounds keep the conversion defined where 127 / amax overflows or x is not finite.
-  q[i] = (int8_t)(s > -127.0f ? (s < 127.0f ? __float2int_rn(s) : 127) : -127);
-  if (lane == 0) d[t * blocksPerRow + b] = __half2float(__float2half_rn(amax / 127.0f));
+  if (b >= blocksPerRow) return;  // the whole warp leaves together
+  const int64_t block = blockIdx.y * blocksPerRow + b;
+  quantizeWarpBlock(x[block * 32 + threadIdx.x % kWarpSize], q + block * 32, d + block);
 }
 
 __global__ void toHalfRowsKernel(const float* __restrict__ x, int64_t cols, bool bf16, uint16_t* __restrict__ xh,

@@ -151,6 +151,28 @@ describe.skipIf(cudaSkipReason)(cudaTitle('CUDA plan: graphs, argmax, slots and 
     for (let s = 0; s < steps.length; s++) expect(replayed[s], `step ${s}`).toEqual(direct[s]);
   });
 
+  // rms_norm and swiglu quantize their output when a quantized product reads it next; adding zeros
+  // in between (x + 0 is x) makes the product quantize it itself. Both must agree to the bit.
+  it('norms and swiglu that quantize for the next product match the product quantizing', async () => {
+    const cols = 256, rows = 512;
+    const x = gaussians(r, 40 * cols, 3), up = gaussians(r, 40 * cols);
+    const w1 = quantize(GgmlType.Q4_K, gaussians(r, rows * cols)), w2 = quantize(GgmlType.Q6_K, gaussians(r, cols * rows));
+    const normW = gaussians(r, cols);
+    const block = (zeros: boolean) => (g: GraphBuilder, t: number) => {
+      const pass = (id: number, width: number) => zeros ? g.add('z', id, g.getRows('zeros', table(g, new Float32Array(40 * width), width), t)) : id;
+      const h = g.rmsNorm('h', g.getRows('x', table(g, x, cols), t), g.constant('n', GgmlType.F32, cols, 1, data(normW)), 1e-5);
+      const a = g.mulMat('a', g.constant('w1', GgmlType.Q4_K, cols, rows, data(w1)), pass(h, cols));
+      const s = g.swiglu('s', g.mulMat('b', g.constant('w1b', GgmlType.Q4_K, cols, rows, data(w1)), pass(h, cols)), a);
+      return g.mulMat('c', g.constant('w2', GgmlType.Q6_K, rows, cols, data(w2)), pass(s, rows));
+    };
+    for (const n of [1, 3, 40]) {
+      const steps = [{ tokens: range(n), positions: range(n) }];
+      const [fused] = await runSteps(block(false), steps, { contextSize: 64 });
+      const [separate] = await runSteps(block(true), steps, { contextSize: 64 });
+      expect(fused, `${n} token(s)`).toEqual(separate);
+    }
+  });
+
   it('forwardArgmax gives the greedy token of the last row', async () => {
     const full = await compileCuda(model, { contextSize: 512 });
     const greedyOnly = await compileCuda(model, { contextSize: 512 });
