@@ -48,17 +48,8 @@ std::string mib(size_t bytes) { return std::to_string((bytes + (size_t{1} << 20)
 void useDevice(int device) { check(cudaSetDevice(device), "cudaSetDevice"); }
 
 bool supportedWeightType(int32_t dtype) {
-  switch ((GgmlType)dtype) {
-    case GgmlType::F32:
-    case GgmlType::F16:
-    case GgmlType::BF16:
-    case GgmlType::Q8_0:
-    case GgmlType::Q4_0:
-    case GgmlType::Q4_K:
-    case GgmlType::Q5_K:
-    case GgmlType::Q6_K: return true;
-    default: return false;
-  }
+  const GgmlType t = (GgmlType)dtype;
+  return matVecTakesQ8(t) || t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16;
 }
 
 // The pinned staging buffers of an upload and their events, freed on every path out.
