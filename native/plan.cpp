@@ -44,6 +44,18 @@ void releaseFilePages(const uint8_t* p, size_t n) {
 #endif
 }
 
+// Ops split their work into chunks of about this many values (64 KB of floats); a decode step's
+// small ops are one chunk and run on the calling thread without waking the pool.
+constexpr int64_t kValuesPerChunk = 16 * 1024;
+// Enough chunks per thread that a thread the OS deschedules does not hold up the step.
+constexpr int64_t kChunksPerThread = 4;
+// Attention of a long prompt is causal, so later rows cost more: finer chunks balance it.
+constexpr int64_t kAttentionChunksPerThread = 16;
+
+int64_t chunksFor(int64_t values, int threads, int64_t perThread = kChunksPerThread) {
+  return std::max<int64_t>(1, std::min<int64_t>(threads * perThread, values / kValuesPerChunk));
+}
+
 }  // namespace
 
 Plan::Plan(std::vector<PlanTensor> tensors, std::vector<PlanNode> nodes, int output, const PlanOptions& options)
@@ -99,7 +111,8 @@ void Plan::allocate() {
     if (node.op == OpCode::Attention) maxHeadDim = std::max(maxHeadDim, (int)node.params[3]);
   }
   matScratch_.assign(scratch + 64, 0);
-  attnScratch_.assign((size_t)options_.threads * (size_t)(options_.contextSize + maxHeadDim), 0.0f);
+  // One scratch row per attention chunk (the kernel indexes its scratch by part).
+  attnScratch_.assign((size_t)options_.threads * kAttentionChunksPerThread * (size_t)(options_.contextSize + maxHeadDim), 0.0f);
   const size_t elem = options_.kvType == GgmlType::F16 ? 2 : 4;
   const size_t kvBytes = (size_t)options_.slots * nLayers_ * options_.contextSize * kvWidth_ * elem;
   kvK_.assign(kvBytes, 0);
@@ -124,6 +137,7 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
   };
 
   const OpKernels& ops = opKernels();
+  const int threads = pool_.size();
   for (const PlanNode& node : nodes_) {
     PlanTensor& outT = tensors_[node.output];
     float* y = act(node.output);
@@ -133,9 +147,10 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
         const PlanTensor& table = tensors_[node.inputs[0]];
         const TypeTraits* tr = typeTraits(table.dtype);
         const size_t rb = rowBytes(tr->type, table.cols);
-        pool_.run([&](int ith, int nth) {
+        const int64_t n = std::min(rows, chunksFor(rows * table.cols, threads));
+        pool_.parallelFor(n, [&](int64_t c, int) {
           int64_t r0, r1;
-          splitRange(rows, ith, nth, &r0, &r1);
+          splitRange(rows, (int)c, (int)n, &r0, &r1);
           for (int64_t r = r0; r < r1; r++) tr->toFloat(table.data + rb * tokenIds_[r], y + r * table.cols, table.cols);
         });
         break;
@@ -146,7 +161,8 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
         const int64_t width = (int64_t)node.params[1];
         const int64_t groups = rows * outT.cols / width;
         const float eps = (float)node.params[0];
-        pool_.run([&](int ith, int nth) { ops.rmsNorm(x, w, y, groups, width, eps, ith, nth); });
+        const int64_t n = std::min(groups, chunksFor(rows * outT.cols, threads));
+        pool_.parallelFor(n, [&](int64_t c, int) { ops.rmsNorm(x, w, y, groups, width, eps, (int)c, (int)n); });
         break;
       }
       case OpCode::MulMat: {
@@ -159,20 +175,23 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
         }
         if (node.inputs.size() > 2) {
           const float* bias = constF32(node.inputs[2]);
-          pool_.run([&](int ith, int nth) { addBiasRows(y, bias, rows, outT.cols, ith, nth); });
+          const int64_t n = std::min(rows, chunksFor(rows * outT.cols, threads));
+          pool_.parallelFor(n, [&](int64_t c, int) { addBiasRows(y, bias, rows, outT.cols, (int)c, (int)n); });
         }
         break;
       }
       case OpCode::Add: {
         const float* a = input(node, 0);
         const float* b = input(node, 1);
-        pool_.run([&](int ith, int nth) { ops.add(a, b, y, rows * outT.cols, ith, nth); });
+        const int64_t n = chunksFor(rows * outT.cols, threads);
+        pool_.parallelFor(n, [&](int64_t c, int) { ops.add(a, b, y, rows * outT.cols, (int)c, (int)n); });
         break;
       }
       case OpCode::SwiGlu: {
         const float* g = input(node, 0);
         const float* u = input(node, 1);
-        pool_.run([&](int ith, int nth) { ops.swiglu(g, u, y, rows * outT.cols, ith, nth); });
+        const int64_t n = chunksFor(rows * outT.cols, threads);
+        pool_.parallelFor(n, [&](int64_t c, int) { ops.swiglu(g, u, y, rows * outT.cols, (int)c, (int)n); });
         break;
       }
       case OpCode::Rope: {
@@ -181,7 +200,8 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
         const RopeParams p{(int)node.params[0], (int)node.params[1], (int)node.params[2], node.params[3] != 0.0,
                            (float)node.params[4], (float)node.params[5]};
         const float* ff = node.inputs.size() > 1 ? constF32(node.inputs[1]) : nullptr;
-        pool_.run([&](int ith, int nth) { ops.rope(y, rows, positions, p, ff, ith, nth); });
+        const int64_t n = std::min(rows * p.nHeads, chunksFor(rows * outT.cols, threads));
+        pool_.parallelFor(n, [&](int64_t c, int) { ops.rope(y, rows, positions, p, ff, (int)c, (int)n); });
         break;
       }
       case OpCode::Attention: {
@@ -190,8 +210,12 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
         const float* q = input(node, 0);
         const float* k = input(node, 1);
         const float* v = input(node, 2);
-        pool_.run([&](int ith, int nth) { ops.kvStore(kv, k, v, rows, positions, kvWidth_, ith, nth); });
-        pool_.run([&](int ith, int nth) { ops.attention(q, kv, y, rows, positions, p, attnScratch_.data(), ith, nth); });
+        const int64_t nStore = std::min(rows, chunksFor(2 * rows * kvWidth_, threads));
+        pool_.parallelFor(nStore, [&](int64_t c, int) { ops.kvStore(kv, k, v, rows, positions, kvWidth_, (int)c, (int)nStore); });
+        // Work: every query head reads a key and a value row per position it attends to.
+        const int64_t span = positions[rows - 1] + 1;
+        const int64_t n = std::min(rows * p.nHeads, chunksFor(rows * p.nHeads * span * 2 * p.headDim / 16, threads, kAttentionChunksPerThread));
+        pool_.parallelFor(n, [&](int64_t c, int) { ops.attention(q, kv, y, rows, positions, p, attnScratch_.data(), (int)c, (int)n); });
         break;
       }
       case OpCode::OutputRows: {

@@ -4,7 +4,6 @@
 #include "mat-mul.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 
 #include "cpu-features.h"
@@ -20,9 +19,12 @@ constexpr size_t kChunkBytes = 64 * 1024;
 constexpr int64_t kChunksPerThread = 4;
 // Tokens that meet one weight row while it is still in L1.
 constexpr int64_t kTokensPerRow = 4;
+// Activation values converted per chunk: below this a conversion (a decode step's row) runs on
+// the calling thread alone, since waking a worker costs more.
+constexpr int64_t kConvertChunkValues = 32 * 1024;
 
-// Everything the workers read, behind one reference so that ThreadPool::run's std::function holds
-// a small closure and does not allocate.
+// Everything the workers read, behind one reference so that ThreadPool's std::function holds a
+// small closure and does not allocate.
 struct MulMatJob {
   const TypeTraits& w;
   const TypeTraits& act;
@@ -33,13 +35,19 @@ struct MulMatJob {
   char* scratch;
   size_t weightRowBytes, actRowBytes;
   int64_t chunkRows, chunks;
-  std::atomic<int64_t> nextChunk;
   // Packed Q4_0 only: the packed weights and, after the Q8_0 rows in scratch, each block's sums.
   const PackedWeights* packed = nullptr;
   Q8BlockSums* sums = nullptr;
 
-  // Splits the tokens' blocks evenly, so one token's row is shared by all threads as well.
-  void convert(int ith, int nth) {
+  // Converts the activations in parallel chunks of blocks (one token's row may be split).
+  void convert(ThreadPool& pool) {
+    const int64_t values = cols * nTokens;
+    const int64_t n = std::min<int64_t>(pool.size() * kChunksPerThread, std::max<int64_t>(1, values / kConvertChunkValues));
+    pool.parallelFor(n, [this, n](int64_t c, int) { convertPart(c, n); });
+  }
+
+  // Part ith of nth of the tokens' blocks.
+  void convertPart(int64_t ith, int64_t nth) {
     const int64_t perRow = cols / act.blockSize;
     const int64_t total = perRow * nTokens;
     for (int64_t b = total * ith / nth, end = total * (ith + 1) / nth; b < end;) {
@@ -61,29 +69,25 @@ struct MulMatJob {
     }
   }
 
-  void multiplyPacked(int ith) {
+  void multiplyPacked(int64_t c) {
     const int64_t nb = cols / QK4_0;
     const BlockQ4_0x8* groups = reinterpret_cast<const BlockQ4_0x8*>(packed->data.data());
-    for (int64_t c = ith; c < chunks; c = nextChunk.fetch_add(1, std::memory_order_relaxed)) {
-      const int64_t g0 = c * chunkRows / 8, g1 = std::min(rows, (c + 1) * chunkRows) / 8;
-      gemmQ4_0x8_avx2(nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb, reinterpret_cast<const BlockQ8_0*>(scratch), sums);
-    }
+    const int64_t g0 = c * chunkRows / 8, g1 = std::min(rows, (c + 1) * chunkRows) / 8;
+    gemmQ4_0x8_avx2(nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb, reinterpret_cast<const BlockQ8_0*>(scratch), sums);
   }
 
-  void multiply(int ith) {
+  void multiply(int64_t c) {
     const char* xs = act.type == GgmlType::F32 ? reinterpret_cast<const char*>(x) : scratch;
-    for (int64_t c = ith; c < chunks; c = nextChunk.fetch_add(1, std::memory_order_relaxed)) {
-      const int64_t r0 = c * chunkRows, r1 = std::min(rows, r0 + chunkRows);
-      if (w.vecDotMany) {
-        w.vecDotMany(cols, r1 - r0, nTokens, y + r0, rows, weights + r0 * weightRowBytes, weightRowBytes, xs, actRowBytes);
-        continue;
-      }
-      for (int64_t t0 = 0; t0 < nTokens; t0 += kTokensPerRow) {
-        const int64_t t1 = std::min(nTokens, t0 + kTokensPerRow);
-        for (int64_t r = r0; r < r1; r++) {
-          const char* row = weights + r * weightRowBytes;
-          for (int64_t t = t0; t < t1; t++) w.vecDot(cols, y + t * rows + r, row, xs + t * actRowBytes);
-        }
+    const int64_t r0 = c * chunkRows, r1 = std::min(rows, r0 + chunkRows);
+    if (w.vecDotMany) {
+      w.vecDotMany(cols, r1 - r0, nTokens, y + r0, rows, weights + r0 * weightRowBytes, weightRowBytes, xs, actRowBytes);
+      return;
+    }
+    for (int64_t t0 = 0; t0 < nTokens; t0 += kTokensPerRow) {
+      const int64_t t1 = std::min(nTokens, t0 + kTokensPerRow);
+      for (int64_t r = r0; r < r1; r++) {
+        const char* row = weights + r * weightRowBytes;
+        for (int64_t t = t0; t < t1; t++) w.vecDot(cols, y + t * rows + r, row, xs + t * actRowBytes);
       }
     }
   }
@@ -153,11 +157,11 @@ void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float
   const int64_t chunkRows = chunkRowsFor(rowBytes(w.type, w.cols), w.rows, pool.size(), 8);
   char* s = static_cast<char*>(scratch);
   MulMatJob job{q4, act, nullptr, w.rows, w.cols, nTokens, x, y, s, 0, actRowBytes, chunkRows,
-                (w.rows + chunkRows - 1) / chunkRows, {pool.size()}};
+                (w.rows + chunkRows - 1) / chunkRows};
   job.packed = &w;
   job.sums = reinterpret_cast<Q8BlockSums*>(s + packedSumsOffset(w, nTokens));
-  pool.run([&job](int ith, int nth) { job.convert(ith, nth); });
-  pool.run([&job](int ith, int) { job.multiplyPacked(ith); });
+  job.convert(pool);
+  pool.parallelFor(job.chunks, [&job](int64_t c, int) { job.multiplyPacked(c); });
 }
 
 void mulMat(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, const float* x,
@@ -177,10 +181,9 @@ void mulMat(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols
                 weightRowBytes,
                 rowBytes(act.type, cols),
                 chunkRows,
-                (rows + chunkRows - 1) / chunkRows,
-                {pool.size()}};
-  if (act.type != GgmlType::F32) pool.run([&job](int ith, int nth) { job.convert(ith, nth); });
-  pool.run([&job](int ith, int) { job.multiply(ith); });
+                (rows + chunkRows - 1) / chunkRows};
+  if (act.type != GgmlType::F32) job.convert(pool);
+  pool.parallelFor(job.chunks, [&job](int64_t c, int) { job.multiply(c); });
 }
 
 }  // namespace kiln

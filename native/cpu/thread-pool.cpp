@@ -1,5 +1,12 @@
 // Workers spin briefly for the next op (ops follow each other within microseconds during a
 // forward step), then sleep on a condition variable so an idle runtime costs no CPU.
+//
+// parallelFor hands out chunks through one atomic ticket, generation and next chunk together, so
+// a claim can only succeed for the op it was meant for: a worker that wakes after its op is over
+// finds the generation changed and joins the current op instead, and the caller never waits for
+// a thread that has not started. The op's description sits in one of two slots by generation
+// parity; a late worker may read a newer op's slot, but its claim then fails, and the slot of an op
+// with a claimed chunk cannot be reused before that chunk is done.
 #include "thread-pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -24,6 +31,9 @@ inline void backoff(int iteration) {
     std::this_thread::yield();
   }
 }
+
+constexpr uint32_t generationOf(uint64_t ticket) { return (uint32_t)(ticket >> 32); }
+constexpr uint32_t chunkOf(uint64_t ticket) { return (uint32_t)ticket; }
 }  // namespace
 
 ThreadPool::ThreadPool(int nThreads) : nThreads_(nThreads < 1 ? 1 : nThreads) {
@@ -32,13 +42,21 @@ ThreadPool::ThreadPool(int nThreads) : nThreads_(nThreads < 1 ? 1 : nThreads) {
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_.store(true);
-    generation_.fetch_add(1);
-  }
-  wake_.notify_all();
+  stop_.store(true);
+  publish(generationOf(ticket_.load()) + 1);
   for (auto& t : workers_) t.join();
+}
+
+// Starts generation g (its job slot already filled) and wakes sleeping workers. ticket_ and
+// sleepers_ are sequentially consistent: a worker going to sleep either sees the new ticket or is
+// counted here.
+void ThreadPool::publish(uint32_t g) {
+  done_.store(0, std::memory_order_relaxed);
+  ticket_.store((uint64_t)g << 32);
+  if (sleepers_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    wake_.notify_all();
+  }
 }
 
 void ThreadPool::run(const std::function<void(int, int)>& fn) {
@@ -46,37 +64,78 @@ void ThreadPool::run(const std::function<void(int, int)>& fn) {
     fn(0, 1);
     return;
   }
-  job_ = &fn;
-  pending_.store(nThreads_ - 1, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_release);
-  }
-  if (sleepers_.load() > 0) wake_.notify_all();
+  const uint32_t g = generationOf(ticket_.load(std::memory_order_relaxed)) + 1;
+  Job& job = jobs_[g & 1];
+  job.chunks.store(nullptr, std::memory_order_release);
+  job.each.store(&fn, std::memory_order_release);
+  publish(g);
   fn(0, nThreads_);
-  for (int i = 0; pending_.load(std::memory_order_acquire) != 0; i++) backoff(i);
-  job_ = nullptr;
+  for (int i = 0; done_.load(std::memory_order_acquire) != nThreads_ - 1; i++) backoff(i);
+}
+
+// Claims and runs chunks of generation g until none are left; returns how many this thread ran.
+int64_t ThreadPool::takeChunks(uint32_t g, const Job& job, int thread) {
+  const auto* fn = job.chunks.load(std::memory_order_acquire);
+  const int64_t n = job.nChunks.load(std::memory_order_acquire);
+  int64_t ran = 0;
+  uint64_t t = ticket_.load(std::memory_order_acquire);
+  while (generationOf(t) == g && chunkOf(t) < n) {
+    if (ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      (*fn)(chunkOf(t), thread);
+      ran++;
+      t = ticket_.load(std::memory_order_acquire);
+    }
+  }
+  return ran;
+}
+
+void ThreadPool::parallelFor(int64_t nChunks, const std::function<void(int64_t, int)>& fn) {
+  if (nChunks <= 0) return;
+  if (nThreads_ == 1 || nChunks == 1) {
+    for (int64_t c = 0; c < nChunks; c++) fn(c, 0);
+    return;
+  }
+  const uint32_t g = generationOf(ticket_.load(std::memory_order_relaxed)) + 1;
+  Job& job = jobs_[g & 1];
+  job.each.store(nullptr, std::memory_order_release);
+  job.chunks.store(&fn, std::memory_order_release);
+  job.nChunks.store(nChunks, std::memory_order_release);
+  publish(g);
+  const int64_t mine = takeChunks(g, job, 0);
+  done_.fetch_add(mine, std::memory_order_acq_rel);
+  for (int i = 0; done_.load(std::memory_order_acquire) != nChunks; i++) backoff(i);
 }
 
 void ThreadPool::workerLoop(int ith) {
-  uint64_t seen = 0;
+  uint32_t seen = 0;
   for (;;) {
-    uint64_t gen = generation_.load(std::memory_order_acquire);
-    for (int i = 0; gen == seen && i < kSpinIterations + kYieldIterations; i++) {
+    uint64_t t = ticket_.load(std::memory_order_acquire);
+    for (int i = 0; generationOf(t) == seen && i < kSpinIterations + kYieldIterations; i++) {
       backoff(i);
-      gen = generation_.load(std::memory_order_acquire);
+      t = ticket_.load(std::memory_order_acquire);
     }
-    if (gen == seen) {
+    if (generationOf(t) == seen) {
       std::unique_lock<std::mutex> lock(mutex_);
       sleepers_.fetch_add(1);
-      wake_.wait(lock, [&] { return generation_.load() != seen; });
+      wake_.wait(lock, [&] { return generationOf(ticket_.load()) != seen; });
       sleepers_.fetch_sub(1);
-      gen = generation_.load();
+      t = ticket_.load(std::memory_order_acquire);
     }
-    seen = gen;
+    const uint32_t g = generationOf(t);
     if (stop_.load()) return;
-    (*job_)(ith, nThreads_);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    const Job& job = jobs_[g & 1];
+    if (const auto* each = job.each.load(std::memory_order_acquire)) {
+      // A run() job: if the generation is still g, the slot is g's, and the caller waits for
+      // every worker, so it stays g's until this one is done. Otherwise look again.
+      if (generationOf(ticket_.load(std::memory_order_acquire)) != g) continue;
+      seen = g;
+      (*each)(ith, nThreads_);
+      done_.fetch_add(1, std::memory_order_acq_rel);
+    } else {
+      seen = g;
+      const int64_t ran = takeChunks(g, job, ith);
+      if (ran > 0) done_.fetch_add(ran, std::memory_order_acq_rel);
+    }
   }
 }
 

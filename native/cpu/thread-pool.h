@@ -2,6 +2,7 @@
 #pragma once
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -19,17 +20,34 @@ class ThreadPool {
   int size() const { return nThreads_; }
 
   // Runs fn(ith, nth) on every thread, the caller being thread 0, and returns when all are done.
-  // fn must not throw.
+  // For work that needs every thread at once (the machine probes). fn must not throw.
   void run(const std::function<void(int ith, int nth)>& fn);
 
+  // Runs fn(chunk, thread) once for every chunk in [0, nChunks), on whichever threads take part:
+  // the caller, and each worker that wakes up before the chunks run out. Returns when every chunk
+  // is done. A worker the OS has not scheduled in time (a busy machine) holds nothing up: the
+  // others do its share. One chunk runs on the caller without waking anyone. `thread` (0 for the
+  // caller) indexes per-thread scratch. fn must not throw.
+  void parallelFor(int64_t nChunks, const std::function<void(int64_t chunk, int thread)>& fn);
+
  private:
+  // An op as the workers see it, in one of two slots by generation parity (see the .cpp).
+  struct Job {
+    std::atomic<const std::function<void(int, int)>*> each{nullptr};
+    std::atomic<const std::function<void(int64_t, int)>*> chunks{nullptr};
+    std::atomic<int64_t> nChunks{0};
+  };
+
+  void publish(uint32_t generation);
+  int64_t takeChunks(uint32_t generation, const Job& job, int thread);
   void workerLoop(int ith);
 
   const int nThreads_;
   std::vector<std::thread> workers_;
-  const std::function<void(int, int)>* job_ = nullptr;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
+  Job jobs_[2];
+  // Generation in the high 32 bits, the next unclaimed chunk in the low 32.
+  std::atomic<uint64_t> ticket_{0};
+  std::atomic<int64_t> done_{0};
   std::atomic<bool> stop_{false};
   std::atomic<int> sleepers_{0};
   std::mutex mutex_;
