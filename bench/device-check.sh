@@ -27,7 +27,7 @@ if [ "${1:-}" = pack ]; then
     const skip = new Set(["webgpu", "@webgpu/types", "cmake-js"]);
     const roots = [...Object.keys(require("./package.json").dependencies).filter((d) => !skip.has(d)), "vitest"];
     const seen = new Set();
-    // Node's lookup: node_modules/<name> in the requiring package's folder, then in each folder up.
+    // As node resolves a package: node_modules/NAME in the folder of the package that requires it, then up.
     const find = (name, from) => {
       for (let d = from; ; d = path.dirname(d)) {
         const dir = path.join(d, "node_modules", name);
@@ -86,11 +86,12 @@ step "CUDA tests"
 set +e
 node node_modules/vitest/vitest.mjs run test/gpu/cuda- --reporter=default --reporter=json --outputFile.json="$out/cuda-tests.json"
 tests=$?
-set -e
 
 step "bench cuda"
 node --enable-source-maps dist/bench/main.js cuda --models-dir "${KILN_BENCH_MODELS:-/tmp/kiln-bench}" --json "$out/cuda-bench.json"
+bench=$?
+set -e
 
 step "done"
-echo "CUDA tests: $([ $tests -eq 0 ] && echo passed || echo FAILED); results in $out"
-exit $tests
+echo "CUDA tests: $([ $tests -eq 0 ] && echo passed || echo FAILED); bench: $([ $bench -eq 0 ] && echo done || echo FAILED); results in $out"
+[ $tests -eq 0 ] && [ $bench -eq 0 ]
