@@ -1,5 +1,6 @@
 // rope: one thread per rotated pair (or per pair of pass-through values). The angle of pair i is
-// built by i float multiplications, exactly as the CPU does, so both rotate by the same angles.
+// built by i float multiplications and the rotation rounded as the CPU rounds it, so both rotate
+// alike.
 #include "cuda-check.h"
 #include "device-common.cuh"
 #include "rope.h"
@@ -34,8 +35,10 @@ __global__ void ropeKernel(const float* __restrict__ x, float* __restrict__ y, i
   const int p = a.neox ? i : 2 * i;
   const int q = a.neox ? i + half : 2 * i + 1;
   const float x0 = v[p], x1 = v[q];
-  out[p] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
-  out[q] = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+  // As the CPU (and ggml's CPU build) computes x0 * c - x1 * s: the second product rounded, the
+  // first fused.
+  out[p] = __fmaf_rn(x0, c, -__fmul_rn(x1, s));
+  out[q] = __fmaf_rn(x0, s, __fmul_rn(x1, c));
 }
 
 }  // namespace
