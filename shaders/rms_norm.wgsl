@@ -27,11 +27,11 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   let g = group_index(wg, nwg);
   if (g >= p.n_groups) { return; }
   let base = g * p.width;
-  var amax = 0.0;
-  for (var i = lid; i < p.width; i += WG) { amax = max(amax, abs(x[base + i])); }
-  let e_max = max(1u, bitcast<u32>(wg_max(amax)) >> 23u);
+  var largest = 0.0;
+  for (var i = lid; i < p.width; i += WG) { largest = max(largest, x[base + i] * x[base + i]); }
+  let e_max = max(1u, bitcast<u32>(wg_max(largest)) >> 23u);
   var acc = vec4<u32>(0u);
-  for (var i = lid; i < p.width; i += WG) { add_square(&acc, x[base + i], e_max); }
+  for (var i = lid; i < p.width; i += WG) { add_square(&acc, x[base + i] * x[base + i], e_max); }
   let lanes = wg_sum_u4(acc);
   // The scale's exact rounding is serial work: one invocation does it for the group.
   if (lid == 0u) { scale_sh = rms_scale(lanes, e_max, p.width, p.eps); }

@@ -42,5 +42,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let r = cs[t * half + pair];
   let x0 = select(x[other], x[i], first);
   let x1 = select(x[i], x[other], first);
-  y[i] = select(x0 * r.y + x1 * r.x, x0 * r.x - x1 * r.y, first);
+  // As ggml compiles x0 c - x1 s and x0 s + x1 c (and the CPU backend computes them): the product
+  // of x1 rounded, the one of x0 fused.
+  y[i] = select(fma(x0, r.y, x1 * r.x), fma(x0, r.x, -(x1 * r.y)), first);
 }

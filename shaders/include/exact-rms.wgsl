@@ -1,48 +1,36 @@
-// The RMSNorm scale 1 / sqrt(mean(x^2) + eps), rounded exactly as the CPU computes it (a float64
-// sum of squares, then float32 mean, sqrt and reciprocal, each correctly rounded). Why exact: an
-// RMS-normed row of a quantized embedding is a scaled copy of small integers, so its values sit
-// on the half-steps of the Q8_0 activation quantizer, and the last bit of the scale decides which
-// way each one rounds (0.1 of log-probability on tiny-llama-q4_0). A float32 sum cannot hold the
-// exact sum of squares; a 96-bit fixed-point integer can.
+// The RMSNorm scale 1 / sqrt(mean(x^2) + eps), rounded exactly as the CPU (and ggml) computes it:
+// float32 squares summed in float64, then float32 mean, sqrt and reciprocal, each correctly
+// rounded. Why exact: an RMS-normed row of a quantized embedding is a scaled copy of small
+// integers, so its values sit on the half-steps of the Q8_0 activation quantizer, and the last bit
+// of the scale decides which way each one rounds (0.1 of log-probability on tiny-llama-q4_0). A
+// float32 sum cannot hold the float64 one; a fixed-point integer of 80 bits can.
 //
 // Squares go in as 16-bit limbs kept in u32 lanes (carries deferred, so lanes add with plain
-// integer sums across the workgroup); x^2 = T * 2^(2E - 316) where E is the largest biased
-// exponent in the group and T = m^2 * 2^(16 - 2 (E - e)), truncated (below 2^-46 of the sum).
+// integer sums across the workgroup): a square m * 2^(e - 150) is T * 2^(E - 190) with E the
+// largest biased exponent of the group's squares and T = m * 2^40 >> (E - e), truncated (below
+// 2^-40 of the largest square).
 #include "div"
 
-// The 64-bit m^2 * 2^16 >> shift of a 24-bit mantissa m, as four 16-bit limbs.
-fn square_limbs(m: u32, shift: u32) -> vec4<u32> {
-  let mh = m >> 12u;
-  let ml = m & 0xfffu;
-  let hh = mh * mh;      // weight 2^24
-  let hl = 2u * mh * ml; // weight 2^12
-  let ll = ml * ml;      // weight 1
-  // m^2 * 2^16 as (hi, lo).
-  var lo = ll << 16u;
-  var hi = ll >> 16u;
-  let a = hl << 28u;
-  lo += a;
-  hi += (hl >> 4u) + select(0u, 1u, lo < a);
-  hi += hh << 8u;
-  if (shift >= 64u) { return vec4<u32>(0u); }
-  if (shift >= 32u) {
-    lo = hi >> (shift - 32u);
-    hi = 0u;
-  } else if (shift > 0u) {
-    lo = (lo >> shift) | (hi << (32u - shift));
-    hi = hi >> shift;
-  }
-  return vec4<u32>(lo & 0xffffu, lo >> 16u, hi & 0xffffu, hi >> 16u);
-}
-
-// This invocation's share of the squares: add x^2 into `acc` (e_max: the group's largest biased exponent).
-fn add_square(acc: ptr<function, vec4<u32>>, x: f32, e_max: u32) {
-  let bits = bitcast<u32>(x) & 0x7fffffffu;
+// This invocation's share: add the float square sq into `acc` (e_max: the group's largest exponent).
+fn add_square(acc: ptr<function, vec4<u32>>, sq: f32, e_max: u32) {
+  let bits = bitcast<u32>(sq);
   if (bits == 0u) { return; }
   var e = bits >> 23u;
   var m = bits & 0x7fffffu;
   if (e == 0u) { e = 1u; } else { m |= 0x800000u; }
-  *acc += square_limbs(m, 2u * (e_max - e));
+  let shift = e_max - e;
+  // m * 2^40 as (hi, lo) = (m << 8, 0), shifted right.
+  var hi = m << 8u;
+  var lo = 0u;
+  if (shift >= 64u) { return; }
+  if (shift >= 32u) {
+    lo = hi >> (shift - 32u);
+    hi = 0u;
+  } else if (shift > 0u) {
+    lo = hi << (32u - shift);
+    hi = hi >> shift;
+  }
+  *acc += vec4<u32>(lo & 0xffffu, lo >> 16u, hi & 0xffffu, hi >> 16u);
 }
 
 // Correctly rounded sqrt of a positive finite float.
@@ -144,7 +132,7 @@ fn rms_scale(lanes: vec4<u32>, e_max: u32, width: u32, eps: f32) -> f32 {
   }
   var mant = (bits >> 1u) & 0xffffffu;
   let sticky = dropped != 0u || rest != 0u || rem != 0u;
-  var exp = top + 2 * i32(e_max) - 189;
+  var exp = top + i32(e_max) - 63;
   if ((bits & 1u) != 0u && (sticky || (mant & 1u) != 0u)) { mant += 1u; }
   if (mant == 0x1000000u) {
     mant >>= 1u;

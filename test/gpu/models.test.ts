@@ -16,6 +16,7 @@ import { ModelWeights } from '../../src/model/weights.js';
 import { Runtime } from '../../src/index.js';
 import { greedy } from '../../src/sampling/greedy.js';
 import { MODELS, REFERENCE } from '../helpers/paths.js';
+import { WEBGPU_TOLERANCES } from '../kernels/tolerances.js';
 import { adapterSummary, skipReason, title } from './gpu-adapter.js';
 
 const stories = JSON.parse(readFileSync(`${REFERENCE}/stories260K.once-upon-a-time.llamacpp.json`, 'utf8')) as {
@@ -35,6 +36,17 @@ function forcedTokens(name: string, vocab: number): number[] {
   if (name === 'stories260K') return [...stories.tokens, ...stories.greedy_tokens];
   if (name.startsWith('tiny-')) return (JSON.parse(readFileSync(`${REFERENCE}/${name}.llamacpp.json`, 'utf8')) as { tokens: number[] }).tokens;
   return Array.from({ length: 48 }, (_, i) => (i * 7919 + 1) % vocab);
+}
+
+/** How far the largest logit leads the second. */
+function topMargin(row: Float32Array): number {
+  let a = -Infinity;
+  let b = -Infinity;
+  for (const v of row) {
+    if (v > a) [a, b] = [v, a];
+    else if (v > b) b = v;
+  }
+  return a - b;
 }
 
 const top1 = (logits: Float32Array, width: number) => Array.from({ length: logits.length / width }, (_, t) => greedy(logits.subarray(t * width, (t + 1) * width)));
@@ -58,7 +70,10 @@ describe.skipIf(skipReason)(title('WebGPU backend on the shared models'), () => 
   });
 
   // Random-weight models have flat distributions (top-1 and top-2 often within 0.01), so this is
-  // a strict test of how closely the two backends round.
+  // a strict test of how closely the two backends round. With the f32 cache (the default) every
+  // position must agree. An f16 cache rounds each key and value to 11 bits, so a last-bit
+  // difference in one becomes a 2^-11 one, and the next Q8_0 quantization turns that into whole
+  // steps: there, positions whose CPU top-1 leads by less than the measured spread may differ.
   const MODEL_NAMES = ['stories260K', 'llama-2-tiny-random', 'tiny-llama-q8_0', 'tiny-llama-q4_0', 'tiny-qwen2-f16', 'tiny-qwen3-q8_0'];
   for (const name of MODEL_NAMES) {
     for (const kvCacheType of ['f32', 'f16'] as const) {
@@ -81,8 +96,10 @@ describe.skipIf(skipReason)(title('WebGPU backend on the shared models'), () => 
         }
         const width = logits[0]!.length / tokens.length;
         const [cpu, gpu] = [top1(logits[0]!, width), top1(logits[1]!, width)];
-        const disagree = cpu.flatMap((t, i) => (t === gpu[i] ? [] : [i]));
-        expect(disagree, `positions where the top-1 differs (of ${tokens.length})`).toEqual([]);
+        const margin = kvCacheType === 'f32' ? 0 : WEBGPU_TOLERANCES.f16CacheTop1Margin;
+        const decided = cpu.flatMap((_, i) => (topMargin(logits[0]!.subarray(i * width, (i + 1) * width)) > margin ? [i] : []));
+        const disagree = decided.filter((i) => cpu[i] !== gpu[i]);
+        expect(disagree, `positions where the top-1 differs (of ${decided.length} checked)`).toEqual([]);
       });
     }
   }

@@ -84,7 +84,7 @@ describe.skipIf(skipReason)(title('WebGPU kernels match the TypeScript reference
         }
       });
 
-      it('rms_norm rounds its scale exactly as the CPU definition (float64 sum, float32 mean, sqrt, reciprocal)', async () => {
+      it('rms_norm rounds its scale exactly as the CPU definition (float32 squares summed in float64, float32 mean, sqrt, reciprocal)', async () => {
         const f = Math.fround;
         const cols = 256;
         // Rows that stress the exact sum: a dequantized Q4_0 row (small integers times one scale),
@@ -105,7 +105,7 @@ describe.skipIf(skipReason)(title('WebGPU kernels match the TypeScript reference
         const expected = new Float32Array(x.length);
         for (let row = 0; row < rows.length; row++) {
           let sum = 0;
-          for (let i = 0; i < cols; i++) sum += x[row * cols + i]! * x[row * cols + i]!;
+          for (let i = 0; i < cols; i++) sum += f(x[row * cols + i]! * x[row * cols + i]!);
           const scale = f(1 / f(Math.sqrt(f(f(sum / cols) + f(eps)))));
           for (let i = 0; i < cols; i++) expected[row * cols + i] = f(f(x[row * cols + i]! * scale) * w[i]!);
         }
