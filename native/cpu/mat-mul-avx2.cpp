@@ -5,6 +5,8 @@
 // sum), only many at once. Compiled with -mavx2 -mfma -mf16c.
 #include "simd-avx2.h"
 
+#include <vector>
+
 #include "mat-mul.h"
 #include "quants.h"
 
@@ -48,29 +50,38 @@ void tiles(const TileArgs& a, int64_t nr, int64_t nt) {
   }
 }
 
-// Q8_0 weights x Q8_0 activations, as vecDotQ8_0_avx2.
+// Q8_0 weights x Q8_0 activations, as vecDotQ8_0_avx2. Per pair and block the integer work is
+// sign, maddubs, madd and a conversion, then one FMA with the scales' product. The products come
+// from one multiply per token and block (the R row scales side by side times the token's), each
+// row's taken out with a shuffle, which runs on another port than the arithmetic (as tinyBLAS).
 template <int R, int T>
 struct TileQ8_0 {
+  static_assert(R <= 4, "row scales share one 128-bit vector");
   static void run(const TileArgs& a) {
     __m256 acc[R][T];
     for (int r = 0; r < R; r++)
       for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < a.n / QK8_0; b++) {
       __m256i qx[R], ax[R];
-      __m256 dx[R];
+      alignas(16) fp16_t dxh[8] = {};
       for (int r = 0; r < R; r++) {
         const BlockQ8_0& xb = reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b];
         if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPrefetchBytes, _MM_HINT_T0);
         qx[r] = load32(xb.qs);
         ax[r] = _mm256_sign_epi8(qx[r], qx[r]);
-        dx[r] = _mm256_set1_ps(fp16(xb.d));
+        dxh[r] = xb.d;
       }
+      const __m128 dx = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(dxh)));
       for (int t = 0; t < T; t++) {
         const BlockQ8_0& yb = reinterpret_cast<const BlockQ8_0*>(a.y + t * a.yStride)[b];
         const __m256i qy = load32(yb.qs);
-        const __m256 dy = _mm256_set1_ps(fp16(yb.d));
-        for (int r = 0; r < R; r++)
-          acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(dx[r], dy), _mm256_cvtepi32_ps(quadSumsI8(ax[r], qx[r], qy)), acc[r][t]);
+        const __m128 d4 = _mm_mul_ps(dx, _mm_set1_ps(fp16(yb.d)));
+        const __m256 d = _mm256_set_m128(d4, d4);
+        for (int r = 0; r < R; r++) {
+          const __m256 dr = r == 0 ? _mm256_permute_ps(d, 0x00) : r == 1 ? _mm256_permute_ps(d, 0x55)
+                          : r == 2 ? _mm256_permute_ps(d, 0xaa) : _mm256_permute_ps(d, 0xff);
+          acc[r][t] = _mm256_fmadd_ps(dr, _mm256_cvtepi32_ps(quadSumsI8(ax[r], qx[r], qy)), acc[r][t]);
+        }
       }
     }
     for (int r = 0; r < R; r++)
@@ -78,8 +89,6 @@ struct TileQ8_0 {
   }
 };
 
-// Float weights (F32, F16, BF16) x activations of the same type: one accumulator per pair, the
-// tail past the last multiple of 8 in scalar code.
 // Element access of a float type: E, load(const E*) -> 8 floats, scalar(E) -> float. (A struct, not
 // function-pointer template arguments, which would drop __m256's vector attributes.)
 struct F32Elements {
@@ -98,35 +107,35 @@ struct BF16Elements {
   static float scalar(E v) { return bf16(v); }
 };
 
-template <typename Elements>
+// XE: the weights' element type; YE: the activations'.
+template <typename XE, typename YE>
 struct FloatTile {
-  using E = typename Elements::E;
   template <int R, int T>
   struct Kernel {
     static void run(const TileArgs& a) {
       __m256 acc[R][T];
       for (int r = 0; r < R; r++)
         for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
-      const E* x[R];
-      const E* y[T];
-      for (int r = 0; r < R; r++) x[r] = reinterpret_cast<const E*>(a.x + r * a.xStride);
-      for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const E*>(a.y + t * a.yStride);
+      const typename XE::E* x[R];
+      const typename YE::E* y[T];
+      for (int r = 0; r < R; r++) x[r] = reinterpret_cast<const typename XE::E*>(a.x + r * a.xStride);
+      for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const typename YE::E*>(a.y + t * a.yStride);
       int64_t i = 0;
       for (; i + 8 <= a.n; i += 8) {
         __m256 vx[R];
         for (int r = 0; r < R; r++) {
           if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes, _MM_HINT_T0);
-          vx[r] = Elements::load(x[r] + i);
+          vx[r] = XE::load(x[r] + i);
         }
         for (int t = 0; t < T; t++) {
-          const __m256 vy = Elements::load(y[t] + i);
+          const __m256 vy = YE::load(y[t] + i);
           for (int r = 0; r < R; r++) acc[r][t] = _mm256_fmadd_ps(vx[r], vy, acc[r][t]);
         }
       }
       for (int r = 0; r < R; r++) {
         for (int t = 0; t < T; t++) {
           float sum = hsum(acc[r][t]);
-          for (int64_t j = i; j < a.n; j++) sum += Elements::scalar(x[r][j]) * Elements::scalar(y[t][j]);
+          for (int64_t j = i; j < a.n; j++) sum += XE::scalar(x[r][j]) * YE::scalar(y[t][j]);
           a.s[t * a.ldS + r] = sum;
         }
       }
@@ -135,11 +144,49 @@ struct FloatTile {
 };
 
 template <int R, int T>
-using TileF32 = FloatTile<F32Elements>::Kernel<R, T>;
+using TileF32 = FloatTile<F32Elements, F32Elements>::Kernel<R, T>;
 template <int R, int T>
-using TileF16 = FloatTile<F16Elements>::Kernel<R, T>;
+using TileF16 = FloatTile<F16Elements, F16Elements>::Kernel<R, T>;
 template <int R, int T>
-using TileBF16 = FloatTile<BF16Elements>::Kernel<R, T>;
+using TileBF16 = FloatTile<BF16Elements, BF16Elements>::Kernel<R, T>;
+// Half-precision weights against activations already widened to float (exactly: every half is a
+// float), which takes the activations' conversions out of the inner loop.
+template <int R, int T>
+using TileF16Wide = FloatTile<F16Elements, F32Elements>::Kernel<R, T>;
+template <int R, int T>
+using TileBF16Wide = FloatTile<BF16Elements, F32Elements>::Kernel<R, T>;
+
+#ifndef KILN_WIDE_R
+#define KILN_WIDE_R 3
+#define KILN_WIDE_T 4
+#endif
+// Tokens whose activations are widened at a time: one tile, whose rows then stay in L1 while the weights stream.
+constexpr int64_t kWideTokens = KILN_WIDE_T;
+
+// Matrix products with half-precision activations (F16, BF16): from kWideTokens tokens on, each
+// group of tokens is widened to float once (into a buffer each thread keeps) and then meets every
+// row of the chunk; fewer tokens (decode) read the halves directly. Same bits either way.
+template <template <int, int> class Direct, template <int, int> class Wide, typename YE>
+void halfTiles(const TileArgs& a, int64_t nr, int64_t nt) {
+  if (nt < kWideTokens) {
+    tiles<Direct, 4, 3>(a, nr, nt);
+    return;
+  }
+  thread_local std::vector<float> wide;
+  if (wide.size() < (size_t)(kWideTokens * a.n)) wide.resize((size_t)(kWideTokens * a.n));
+  for (int64_t t0 = 0; t0 < nt; t0 += kWideTokens) {
+    const int64_t count = nt - t0 < kWideTokens ? nt - t0 : kWideTokens;
+    for (int64_t t = 0; t < count; t++) {
+      const typename YE::E* src = reinterpret_cast<const typename YE::E*>(a.y + (t0 + t) * a.yStride);
+      float* dst = wide.data() + t * a.n;
+      int64_t i = 0;
+      for (; i + 8 <= a.n; i += 8) _mm256_storeu_ps(dst + i, YE::load(src + i));
+      for (; i < a.n; i++) dst[i] = YE::scalar(src[i]);
+    }
+    const TileArgs w{a.n, a.s + t0 * a.ldS, a.ldS, a.x, a.xStride, reinterpret_cast<const char*>(wide.data()), (size_t)a.n * sizeof(float)};
+    tiles<Wide, KILN_WIDE_R, KILN_WIDE_T>(w, nr, count);
+  }
+}
 
 // T tokens against one group of 8 packed Q4_0 rows. Per block the rows' unsigned nibbles are
 // unpacked once; per token, each 4-byte piece of its Q8_0 block is broadcast and multiplied with the
@@ -210,12 +257,12 @@ void vecDotManyF32_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS
 
 void vecDotManyF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                         const void* y, size_t yStride) {
-  tiles<TileF16, 4, 3>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+  halfTiles<TileF16, TileF16Wide, F16Elements>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
 }
 
 void vecDotManyBF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride) {
-  tiles<TileBF16, 4, 3>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+  halfTiles<TileBF16, TileBF16Wide, BF16Elements>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
 }
 
 }  // namespace kiln

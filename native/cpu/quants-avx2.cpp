@@ -259,3 +259,66 @@ void vecDotQ6_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
 }
 
 }  // namespace kiln
+
+namespace kiln {
+
+// fromFloatActivationsQ8_0, eight values at a time, with the same bits: amax ignoring NaN (as
+// fmax), 127 / amax, each value times that rounded half to even (as nearestInt for |v| <= 127),
+// bounds that send NaN to -127 as the scalar comparisons do, and the scale rounded to fp16 to
+// nearest even.
+void fromFloatActivationsQ8_0_avx2(const float* src, void* dst, int64_t n) {
+  BlockQ8_0* y = static_cast<BlockQ8_0*>(dst);
+  const __m256 signBit = _mm256_set1_ps(-0.0f);
+  for (int64_t b = 0; b < n / QK8_0; b++) {
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int k = 0; k < 4; k++) {
+      v[k] = _mm256_loadu_ps(src + b * QK8_0 + 8 * k);
+      amax = _mm256_max_ps(_mm256_andnot_ps(signBit, v[k]), amax);  // a NaN value leaves amax as it was
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float a = _mm_cvtss_f32(m);
+    const __m256 id = _mm256_set1_ps(a != 0 ? 127 / a : 0);
+    y[b].d = _cvtss_sh(a / 127, _MM_FROUND_TO_NEAREST_INT);
+    __m256i q[4];
+    for (int k = 0; k < 4; k++) {
+      const __m256 r = _mm256_round_ps(_mm256_mul_ps(v[k], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q[k] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-127)), _mm256_set1_ps(127)));
+    }
+    // Pack 32 int32 to 32 int8 in order: packs interleave 128-bit lanes, the permute undoes it.
+    const __m256i w01 = _mm256_packs_epi32(q[0], q[1]), w23 = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w01, w23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), bytes);
+  }
+}
+
+}  // namespace kiln
+
+namespace kiln {
+
+// fromFloatF16 eight values at a time: F16C rounds to nearest even as floatToFp16 does, and a NaN
+// becomes the same quiet NaN (sign | 0x7e00) rather than one carrying part of its payload.
+void fromFloatF16_avx2(const float* src, void* dst, int64_t n) {
+  fp16_t* y = static_cast<fp16_t*>(dst);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(src + i);
+    __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    if (_mm256_movemask_ps(nan)) {
+      const __m256i n32 = _mm256_castps_si256(nan);
+      const __m128i n16 = _mm_packs_epi32(_mm256_castsi256_si128(n32), _mm256_extracti128_si256(n32, 1));
+      const __m128i quiet = _mm_or_si128(_mm_and_si128(h, _mm_set1_epi16((short)0x8000)), _mm_set1_epi16(0x7e00));
+      h = _mm_blendv_epi8(h, quiet, n16);
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), h);
+  }
+  for (; i < n; i++) {
+    const float v = src[i];
+    y[i] = v != v ? (fp16_t)((_cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT) & 0x8000) | 0x7e00) : _cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT);
+  }
+}
+
+}  // namespace kiln

@@ -60,6 +60,8 @@ void vecDotQ4_0_avx2(int64_t n, float* s, const void* x, const void* y);
 void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y);
 void vecDotQ5_K_avx2(int64_t n, float* s, const void* x, const void* y);
 void vecDotQ6_K_avx2(int64_t n, float* s, const void* x, const void* y);
+void fromFloatActivationsQ8_0_avx2(const float* src, void* dst, int64_t n);
+void fromFloatF16_avx2(const float* src, void* dst, int64_t n);
 // mat-mul-avx2.cpp: tiles of the dots above (VecDotManyFn).
 void vecDotManyF32_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                         const void* y, size_t yStride);

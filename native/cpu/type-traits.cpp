@@ -10,10 +10,12 @@ namespace kiln {
 
 namespace {
 
-// Activations are converted with scalar quantizers: that is O(cols) per token against
-// O(rows * cols) for the product, so a SIMD quantizer would not show. They are the reference
-// quantizers except for Q8_0, which rounds as llama.cpp's x86 activation quantizer does.
-// vecDot starts as the generic definition; initTypeTraits() swaps in the best kernel.
+// Activations are converted with the reference quantizers, except for Q8_0, which rounds as
+// llama.cpp's x86 activation quantizer does. Conversion is O(cols) per token against O(rows * cols)
+// for the product, but in a decode step it runs on one thread while the others wait, so Q8_0 (the
+// partner of Q8_0 and Q4_0 weights) and F16 have AVX2 versions with the same bits (Q8_0 was 4% of a
+// Q4_0 decode).
+// vecDot and fromFloat start as the generic definitions; initTypeTraits() swaps in the best.
 TypeTraits table[] = {
     {GgmlType::F32, "f32", 1, sizeof(float), toFloatF32, fromFloatF32, fromFloatF32, vecDotF32_generic,
      vecDotF32_generic, GgmlType::F32, true},
@@ -40,6 +42,7 @@ constexpr size_t kTypes = sizeof(table) / sizeof(table[0]);
 
 VecDotFn bestVecDot[kTypes];
 VecDotManyFn bestVecDotMany[kTypes];
+FromFloatFn genericFromFloat[kTypes], bestFromFloat[kTypes];
 const TypeTraits* tablePointers[kTypes];
 KernelLevel currentLevel = KernelLevel::Generic;
 
@@ -61,6 +64,15 @@ VecDotFn fastestFor(const TypeTraits& t) {
   }
 #endif
   return t.vecDotGeneric;
+}
+
+FromFloatFn fastestFromFloatFor(const TypeTraits& t) {
+#if defined(__x86_64__) || defined(__i386__)
+  const CpuFeatures& f = cpuFeatures();
+  if (f.avx2 && f.fma && f.f16c && t.type == GgmlType::Q8_0) return fromFloatActivationsQ8_0_avx2;
+  if (f.avx2 && f.fma && f.f16c && t.type == GgmlType::F16) return fromFloatF16_avx2;
+#endif
+  return t.fromFloat;
 }
 
 VecDotManyFn fastestManyFor(const TypeTraits& t) {
@@ -100,6 +112,8 @@ void initTypeTraits() {
     for (size_t i = 0; i < kTypes; i++) {
       bestVecDot[i] = fastestFor(table[i]);
       bestVecDotMany[i] = fastestManyFor(table[i]);
+      genericFromFloat[i] = table[i].fromFloat;
+      bestFromFloat[i] = fastestFromFloatFor(table[i]);
       tablePointers[i] = &table[i];
     }
     setKernelLevel(KernelLevel::Best);
@@ -112,6 +126,7 @@ void setKernelLevel(KernelLevel level) {
   for (size_t i = 0; i < kTypes; i++) {
     table[i].vecDot = level == KernelLevel::Best && bestVecDot[i] ? bestVecDot[i] : table[i].vecDotGeneric;
     table[i].vecDotMany = level == KernelLevel::Best ? bestVecDotMany[i] : nullptr;
+    table[i].fromFloat = level == KernelLevel::Best ? bestFromFloat[i] : genericFromFloat[i];
   }
 }
 

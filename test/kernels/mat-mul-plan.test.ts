@@ -41,7 +41,7 @@ describe('mul_mat in a plan: best kernels against generic', () => {
       const cols = GGML_TYPES[type].blockSize === 1 ? 261 : 320;
       for (const rows of [72, 21]) {
         const weights = quantize(type, gaussians(r, rows * cols));
-        for (const nTokens of [1, 2, 7, 13]) {
+        for (const nTokens of [1, 2, 7, 13, 37]) {
           const x = gaussians(r, nTokens * cols);
           const generic = await product('generic', type, weights, rows, cols, x, nTokens);
           const best = await product('best', type, weights, rows, cols, x, nTokens);
