@@ -94,8 +94,8 @@ const float* Plan::constF32(int id) const {
 
 void Plan::allocate() {
   const std::vector<size_t> sizes = assignBuffers(tensors_, nodes_, output_, options_.maxBatch);
-  buffers_.resize(sizes.size());
-  for (size_t b = 0; b < sizes.size(); b++) buffers_[b].assign(sizes[b], 0.0f);
+  buffers_.clear();
+  for (size_t size : sizes) buffers_.emplace_back(size);
 
   tokenIds_.assign(options_.maxBatch, 0);
   size_t scratch = 0;
@@ -115,8 +115,8 @@ void Plan::allocate() {
   attnScratch_.assign((size_t)options_.threads * kAttentionChunksPerThread * (size_t)(options_.contextSize + maxHeadDim), 0.0f);
   const size_t elem = options_.kvType == GgmlType::F16 ? 2 : 4;
   const size_t kvBytes = (size_t)options_.slots * nLayers_ * options_.contextSize * kvWidth_ * elem;
-  kvK_.assign(kvBytes, 0);
-  kvV_.assign(kvBytes, 0);
+  kvK_ = ZeroedArray<uint8_t>(kvBytes);
+  kvV_ = ZeroedArray<uint8_t>(kvBytes);
 }
 
 KvView Plan::kvView(int slot, int layer) {

@@ -2,6 +2,9 @@
 // preallocated buffers, run by one call per step on a persistent thread pool.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "cpu/mat-mul.h"
@@ -11,6 +14,26 @@
 #include "graph-plan.h"
 
 namespace kiln {
+
+// Zero-filled memory from calloc, which takes large blocks straight from mmap: pages that are never
+// written stay unbacked, so a buffer sized for the largest case (logits for a full batch, a KV cache
+// for the whole context) costs resident memory only for what a step uses.
+template <typename T>
+class ZeroedArray {
+ public:
+  ZeroedArray() = default;
+  explicit ZeroedArray(size_t n) : data_(n ? static_cast<T*>(std::calloc(n, sizeof(T))) : nullptr) {
+    if (n && !data_) throw std::bad_alloc();
+  }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+};
 
 class Plan {
  public:
@@ -38,13 +61,13 @@ class Plan {
   int output_;
   PlanOptions options_;
   ThreadPool pool_;
-  std::vector<std::vector<float>> buffers_;
+  std::vector<ZeroedArray<float>> buffers_;
   std::vector<int32_t> tokenIds_;
   std::vector<uint8_t> matScratch_;
   std::vector<float> attnScratch_;
   int nLayers_ = 0;
   int64_t kvWidth_ = 0;
-  std::vector<uint8_t> kvK_, kvV_;   // [slot][layer][capacity][kvWidth] in kvType
+  ZeroedArray<uint8_t> kvK_, kvV_;   // [slot][layer][capacity][kvWidth] in kvType
   std::vector<PackedWeights> packed_;
   std::vector<int> packedOf_;        // tensor id -> index in packed_, or -1
 };
