@@ -18,6 +18,8 @@ using namespace simd;
 // hide part of the memory latency that the dot products alone leave exposed (measured +20% on one
 // thread of a Sapphire Rapids VM; 1024 bytes is on the flat part of the curve).
 constexpr int kPrefetchBytes = 1024;
+// Packed Q4_0 is one stream per group of 8 rows; there a farther distance pays (9.4 -> 11.7 GB/s).
+constexpr int kPackedPrefetchBytes = 4096;
 
 namespace {
 
@@ -88,6 +90,32 @@ struct TileQ8_0 {
       for (int t = 0; t < T; t++) a.s[t * a.ldS + r] = hsum(acc[r][t]);
   }
 };
+
+// One token against 8 Q8_0 rows (decode): 8 weight streams in flight, each prefetched at the same
+// place in the next 8 rows, and the rows' scale products from one 8-wide multiply per block. Each
+// row's lanes and FMAs are those of vecDotQ8_0_avx2, so the bits are too.
+void q8_0EightRows(const TileArgs& a) {
+  __m256 acc[8];
+  for (int r = 0; r < 8; r++) acc[r] = _mm256_setzero_ps();
+  const BlockQ8_0* y = reinterpret_cast<const BlockQ8_0*>(a.y);
+  for (int64_t b = 0; b < a.n / QK8_0; b++) {
+    uint64_t lo = 0, hi = 0;
+    for (int r = 0; r < 4; r++) {
+      lo |= (uint64_t)reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b].d << (16 * r);
+      hi |= (uint64_t)reinterpret_cast<const BlockQ8_0*>(a.x + (r + 4) * a.xStride)[b].d << (16 * r);
+    }
+    const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo)), _mm256_set1_ps(fp16(y[b].d)));
+    const __m256i qy = load32(y[b].qs);
+    for (int r = 0; r < 8; r++) {
+      const BlockQ8_0& xb = reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b];
+      _mm_prefetch(reinterpret_cast<const char*>(&xb) + 8 * a.xStride, _MM_HINT_T0);
+      const __m256i qx = load32(xb.qs);
+      const __m256 dr = _mm256_permutevar8x32_ps(d, _mm256_set1_epi32(r));
+      acc[r] = _mm256_fmadd_ps(dr, _mm256_cvtepi32_ps(quadSumsI8(_mm256_sign_epi8(qx, qx), qx, qy)), acc[r]);
+    }
+  }
+  for (int r = 0; r < 8; r++) a.s[r] = hsum(acc[r]);
+}
 
 // Element access of a float type: E, load(const E*) -> 8 floats, scalar(E) -> float. (A struct, not
 // function-pointer template arguments, which would drop __m256's vector attributes.)
@@ -200,7 +228,7 @@ void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8Bl
   for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
     const BlockQ4_0x8& xb = x[b];
-    if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPrefetchBytes, _MM_HINT_T0);
+    if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
     __m256i lo[4], hi[4];
     for (int c = 0; c < 4; c++) {
       const __m256i v = load32(xb.qs + 32 * c);
@@ -247,7 +275,14 @@ void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t 
 
 void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride) {
-  tiles<TileQ8_0, kQ8Rows, kQ8Tokens>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+  const TileArgs a{n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride};
+  if (nt == 1) {
+    int64_t r = 0;
+    for (; r + 8 <= nr; r += 8) q8_0EightRows({n, s + r, ldS, a.x + r * xStride, xStride, a.y, yStride});
+    if (r < nr) tiles<TileQ8_0, kQ8Rows, kQ8Tokens>({n, s + r, ldS, a.x + r * xStride, xStride, a.y, yStride}, nr - r, 1);
+    return;
+  }
+  tiles<TileQ8_0, kQ8Rows, kQ8Tokens>(a, nr, nt);
 }
 
 void vecDotManyF32_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
