@@ -15,6 +15,10 @@ namespace {
 
 // A chunk's weights stay in L2 while every token passes over them.
 constexpr size_t kChunkBytes = 64 * 1024;
+// With one token nothing is reused: longer runs of contiguous rows keep the hardware prefetcher
+// streaming (2 threads, GB/s from 64 KB to 256 KB chunks: Q8_0 20.0 -> 21.6, packed Q4_0 18.2 ->
+// 20.7, F16 21.6 -> 23.9).
+constexpr size_t kVectorChunkBytes = 256 * 1024;
 // Enough chunks per thread that a thread slowed by the OS does not hold up the others.
 constexpr int64_t kChunksPerThread = 4;
 // Tokens that meet one weight row while it is still in L1.
@@ -93,9 +97,11 @@ struct MulMatJob {
   }
 };
 
-// Rows per chunk: a chunk's weights fit in L2, and there are enough chunks per thread.
-int64_t chunkRowsFor(size_t weightRowBytes, int64_t rows, int threads, int64_t multiple) {
-  const int64_t byBytes = std::max<int64_t>(1, (int64_t)(kChunkBytes / weightRowBytes));
+// Rows per chunk: a chunk's weights fit in L2 (or, for one token, make a long stream), and there
+// are enough chunks per thread.
+int64_t chunkRowsFor(size_t weightRowBytes, int64_t rows, int threads, int64_t multiple, int64_t nTokens) {
+  const size_t bytes = nTokens == 1 ? kVectorChunkBytes : kChunkBytes;
+  const int64_t byBytes = std::max<int64_t>(1, (int64_t)(bytes / weightRowBytes));
   const int64_t byBalance = std::max<int64_t>(1, rows / (threads * kChunksPerThread));
   const int64_t n = std::min(byBytes, byBalance);
   return std::max<int64_t>(multiple, n / multiple * multiple);
@@ -154,7 +160,7 @@ void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float
   const TypeTraits& q4 = *typeTraits(w.type);
   const TypeTraits& act = *typeTraits(GgmlType::Q8_0);
   const size_t actRowBytes = rowBytes(act.type, w.cols);
-  const int64_t chunkRows = chunkRowsFor(rowBytes(w.type, w.cols), w.rows, pool.size(), 8);
+  const int64_t chunkRows = chunkRowsFor(rowBytes(w.type, w.cols), w.rows, pool.size(), 8, nTokens);
   char* s = static_cast<char*>(scratch);
   MulMatJob job{q4, act, nullptr, w.rows, w.cols, nTokens, x, y, s, 0, actRowBytes, chunkRows,
                 (w.rows + chunkRows - 1) / chunkRows};
@@ -168,7 +174,7 @@ void mulMat(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols
             int64_t nTokens, float* y, ThreadPool& pool, void* scratch) {
   const TypeTraits& act = *typeTraits(w.vecDotType);
   const size_t weightRowBytes = rowBytes(w.type, cols);
-  const int64_t chunkRows = chunkRowsFor(weightRowBytes, rows, pool.size(), 1);
+  const int64_t chunkRows = chunkRowsFor(weightRowBytes, rows, pool.size(), 1, nTokens);
   MulMatJob job{w,
                 act,
                 static_cast<const char*>(weights),
