@@ -39,10 +39,12 @@ export interface GenerateRequest {
   /** Called with each sampled token id (before detokenizing), for tests and replay recording. */
   onToken?: (id: number) => void;
   /**
-   * Tests and benchmarks: the first tokens to "sample", in order, instead of asking the sampler;
-   * the forward pass, KV cache and everything downstream run as usual.
+   * Tests and benchmarks: the first tokens to "sample", in order, instead of asking the sampler
+   * (or the constraint); the forward pass, KV cache and everything downstream run as usual.
    */
   forcedTokens?: readonly number[];
+  /** Limits which tokens may come next (a tool choice that requires a call); see DecodeConstraint. */
+  constraint?: DecodeConstraint;
   /**
    * Chat: what the next prompt holds after this reply when the reply ends on an end-of-generation
    * token, that token first (the template's end of the turn); asked only when the reply ends on
@@ -50,6 +52,18 @@ export interface GenerateRequest {
    * slot's cache, so the next turn's prompt is reused up to its new messages.
    */
   endOfTurn?: () => readonly number[] | null;
+}
+
+/**
+ * Steers decoding. Asked before each token which ids may come next: null, any (the sampler
+ * decides); one id, emitted without sampling; several, the sampler picks among them. Every
+ * emitted token then goes through the detokenizer, the KV cache and the text stages as a sampled
+ * one does, and accept() is told it with the text it decoded to ('' while a UTF-8 character is
+ * incomplete). Tokens it did not allow (forcedTokens) are told too.
+ */
+export interface DecodeConstraint {
+  allowed(): readonly number[] | null;
+  accept(id: number, text: string): void;
 }
 
 /** A token as `logprobs` reports it. */
@@ -141,8 +155,7 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
       finishReason = 'abort';
       break;
     }
-    const forced = req.forcedTokens?.[generated.length];
-    const id = forced ?? sampler.sample(logits, history);
+    const id = req.forcedTokens?.[generated.length] ?? pick(sampler, logits, history, req.constraint);
     req.onToken?.(id);
     if (tokenizer.isEog(id)) {
       finishReason = 'stop';
@@ -156,7 +169,9 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
       logprobs.push(entry);
       req.onLogprob?.(entry);
     }
-    const out = stops.push(decoder.push(id));
+    const piece = decoder.push(id);
+    req.constraint?.accept(id, piece);
+    const out = stops.push(piece);
     emit(out.text);
     if (out.stopped) {
       finishReason = 'stop';
@@ -188,6 +203,12 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
     usage: { promptTokens: prompt.length, completionTokens: generated.length, cachedTokens: cached },
     timings: { prefillTokens: prompt.length - cached, prefillMs, decodeTokens: decodeSteps, decodeMs },
   };
+}
+
+function pick(sampler: Sampler, logits: Float32Array, history: number[], constraint: DecodeConstraint | undefined): number {
+  const allowed = constraint?.allowed() ?? null;
+  if (allowed === null) return sampler.sample(logits, history);
+  return allowed.length === 1 ? allowed[0]! : sampler.sample(logits, history, allowed);
 }
 
 function tokenLogprob(tokenizer: Tokenizer, at: LogprobsAt): TokenLogprob {

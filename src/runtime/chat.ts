@@ -11,6 +11,7 @@ import type { AssistantReply, ChatMessage, ToolChoice } from '../chat/messages.j
 import { PromptTokenizer, spellTokens } from '../chat/prompt-tokenizer.js';
 import { ReplayCache, type ReplayCacheOptions } from '../chat/replay-cache.js';
 import { ThinkingSplitter } from '../chat/thinking-splitter.js';
+import { ToolChoiceConstraint } from '../chat/tool-choice-constraint.js';
 import { checkDepth, templateQuirks, toTemplateMessages, type TemplateQuirks } from '../chat/template-messages.js';
 import { InvalidArgumentError } from '../errors.js';
 import type { GenerateRequest, GenerateResult, Timings, TokenLogprob, Usage } from '../generate/generate.js';
@@ -38,9 +39,12 @@ export interface ChatOptions extends SamplingOptions {
   messages: ChatMessage[];
   tools?: OpenAITool[];
   /**
-   * Default 'auto'. 'none' hides the tools. A named function: the prompt declares every tool (it
-   * does not change with the choice, so the cache holds), and only calls to that one reach the
-   * reply; calls to the others are never streamed and leave no trace in it.
+   * Default 'auto'. 'none' hides the tools. 'required': the reply opens with a call to one of the
+   * tools (the model picks which), once any thinking is over. A named function: the reply opens
+   * with a call to that tool, and only calls to it reach the reply (calls to the others are never
+   * streamed and leave no trace). Either way the prompt declares every tool (it does not change
+   * with the choice, so the cache holds), the call's opening up to its arguments is forced token
+   * by token, and the arguments are the model's (see ToolChoiceConstraint).
    */
   toolChoice?: ToolChoice;
   /** false: only the first tool call reaches the reply, and generation stops once it is complete. Default true. */
@@ -123,6 +127,8 @@ interface PreparedChat {
   tools: OpenAITool[];
   /** A named tool choice: the only tool whose calls reach the reply. */
   only: string | undefined;
+  /** 'required' or named: the reply must open with a call. */
+  mustCall: boolean;
   replay: boolean;
 }
 
@@ -199,7 +205,7 @@ export class ChatEngine {
   private prepare(options: ChatOptions): PreparedChat {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('chat options must be an object');
     const messages = toTemplateMessages(options.messages, this.quirks);
-    const { tools, only } = chosenTools(checkTools(options.tools), options.toolChoice);
+    const { tools, only, mustCall } = chosenTools(checkTools(options.tools), options.toolChoice);
     if (tools.length > 0 && this.format === null) {
       throw new InvalidArgumentError("this model's chat template has no tool-call format; load it with a toolCallFormat or send no tools", 'tools');
     }
@@ -226,11 +232,11 @@ export class ChatEngine {
         ? { cache: this.replayCache!, scope: this.scope, format: this.format, tools }
         : null,
     });
-    return { prompt, tools, only, replay };
+    return { prompt, tools, only, mustCall, replay };
   }
 
   private async generate(options: ChatOptions, prepared: PreparedChat, stop: AbortController, emit: (e: ChatStreamEvent) => void): Promise<ChatResult> {
-    const { prompt, tools, only } = prepared;
+    const { prompt, tools, only, mustCall } = prepared;
     const requestId = `chat-${++this.requests}`;
     const { maxTokens = DEFAULT_MAX_TOKENS, stop: stopStrings = [], signal, forcedTokens, parallelToolCalls, logprobs } = options;
     if (this.logger.debug !== undefined) {
@@ -267,6 +273,7 @@ export class ChatEngine {
         if (!firstCallDone) send(stage.push(text));
       },
       ...(forcedTokens ? { forcedTokens } : {}),
+      ...(mustCall ? { constraint: this.callConstraint(prompt, only === undefined ? tools.map((t) => t.function.name) : [only]) } : {}),
       ...(logprobs !== undefined ? { logprobs, onLogprob: (logprob: TokenLogprob) => emit({ type: 'logprob', logprob }) } : {}),
       // The template's end of the turn is rendered only for a reply that reaches it.
       endOfTurn: () => prompt.turnEnd(),
@@ -302,6 +309,19 @@ export class ChatEngine {
     if (result.logprobs !== undefined) out.logprobs = result.logprobs;
     return out;
   }
+
+  /** Forces the reply to open with a call to one of `names`, after any thinking. */
+  private callConstraint(prompt: BuiltPrompt, names: string[]): ToolChoiceConstraint {
+    return new ToolChoiceConstraint({
+      format: this.format!,
+      names,
+      chatTemplate: this.template.source,
+      encode: (text) => this.prompts.encode(text, null),
+      startsInReasoning: prompt.startsInReasoning,
+      // A thinking template that closed an empty block (thinking turned off) leaves none to open.
+      mayThink: this.quirks.thinks && !prompt.startsInReasoning && !/<\/think>\s*$/.test(prompt.text),
+    });
+  }
 }
 
 function checkTools(tools: unknown): OpenAITool[] {
@@ -323,13 +343,17 @@ function checkTools(tools: unknown): OpenAITool[] {
 }
 
 /** The tools the prompt declares and the streamer knows, and the one a named choice lets through. */
-function chosenTools(tools: OpenAITool[], choice: ToolChoice | undefined): { tools: OpenAITool[]; only: string | undefined } {
-  if (choice === undefined || choice === 'auto' || choice === 'required') return { tools, only: undefined };
-  if (choice === 'none') return { tools: [], only: undefined };
+function chosenTools(tools: OpenAITool[], choice: ToolChoice | undefined): { tools: OpenAITool[]; only: string | undefined; mustCall: boolean } {
+  if (choice === undefined || choice === 'auto') return { tools, only: undefined, mustCall: false };
+  if (choice === 'none') return { tools: [], only: undefined, mustCall: false };
+  if (choice === 'required') {
+    if (tools.length === 0) throw new InvalidArgumentError("toolChoice is 'required' but no tools are declared", 'toolChoice');
+    return { tools, only: undefined, mustCall: true };
+  }
   if (choice !== null && typeof choice === 'object' && choice.type === 'function' && typeof choice.function?.name === 'string') {
     const name = choice.function.name;
     if (!tools.some((t) => t.function.name === name)) throw new InvalidArgumentError(`toolChoice names '${name}', which is not in tools`, 'toolChoice');
-    return { tools, only: name };
+    return { tools, only: name, mustCall: true };
   }
   throw new InvalidArgumentError("toolChoice must be 'none', 'auto', 'required' or {type: 'function', function: {name}}", 'toolChoice');
 }

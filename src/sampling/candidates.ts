@@ -43,6 +43,20 @@ export class Candidates {
     this.sorted = false;
   }
 
+  /** Makes only the tokens `ids` (distinct, at least one) candidates, clamped as reset() does. */
+  resetTo(logits: ArrayLike<number>, ids: readonly number[]): void {
+    if (ids.length === 0 || ids.length > this.capacity) throw new RangeError(`${ids.length} allowed tokens: expected 1 to ${this.capacity}`);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]!;
+      const v = logits[id];
+      if (v === undefined) throw new RangeError(`allowed token ${id} is outside the ${logits.length} logits`);
+      this.ids[i] = id;
+      this.logits[i] = v >= FLOAT32_MAX ? FLOAT32_MAX : v > -FLOAT32_MAX ? v : -FLOAT32_MAX;
+    }
+    this.size = ids.length;
+    this.sorted = false;
+  }
+
   /** Keeps the first `k` entries of the scratch arrays (written by selectTop) as the live set. */
   takeScratch(k: number): void {
     this.ids.set(this.scratchIds.subarray(0, k));

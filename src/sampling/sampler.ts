@@ -1,7 +1,7 @@
 // One request's sampler: llama.cpp's default chain, penalties -> logit bias -> top-k -> top-p ->
 // min-p -> temperature -> seeded draw, or argmax at temperature 0. Scratch arrays are sized to
 // the vocabulary once, so sampling a token allocates nothing.
-import { Candidates } from './candidates.js';
+import { Candidates, ranksBefore } from './candidates.js';
 import { dist } from './dist.js';
 import { greedy } from './greedy.js';
 import { logitBias } from './logit-bias.js';
@@ -35,9 +35,10 @@ export class Sampler {
 
   /**
    * Picks the next token from `logits` (not modified). `history` is the token ids so far (prompt
-   * and generated, as the caller chooses) that the penalties look back over.
+   * and generated, as the caller chooses) that the penalties look back over. With `allowed`
+   * (distinct ids, at least one), the pick is one of them: the chain runs on those tokens alone.
    */
-  sample(logits: Float32Array, history: ArrayLike<number> = NO_HISTORY): number {
+  sample(logits: Float32Array, history: ArrayLike<number> = NO_HISTORY, allowed?: readonly number[]): number {
     const o = this.options;
     const n = logits.length;
     if (n === 0) throw new RangeError('cannot sample from an empty logit row');
@@ -50,15 +51,26 @@ export class Sampler {
     working.set(logits);
     repetitionPenalties(working, history, o, this.counts);
     logitBias(working, o.logitBias);
-    // Top-k, top-p and min-p all keep the most likely token, so they cannot change the argmax.
-    if (o.temperature === 0) return greedy(working);
-
     const c = this.candidates;
-    c.reset(working);
+    if (allowed !== undefined) {
+      c.resetTo(working, allowed);
+      if (o.temperature === 0) return bestOf(c);
+    } else {
+      // Top-k, top-p and min-p all keep the most likely token, so they cannot change the argmax.
+      if (o.temperature === 0) return greedy(working);
+      c.reset(working);
+    }
     topK(c, o.topK);
     topP(c, o.topP);
     minP(c, o.minP);
     temperature(c, o.temperature);
     return dist(c, this.rng);
   }
+}
+
+/** The best live candidate, lowest id on ties (greedy's order). */
+function bestOf(c: Candidates): number {
+  let best = 0;
+  for (let i = 1; i < c.size; i++) if (ranksBefore(c.logits[i], c.ids[i], c.logits[best], c.ids[best])) best = i;
+  return c.ids[best];
 }

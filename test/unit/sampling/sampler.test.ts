@@ -85,6 +85,26 @@ describe('Sampler', () => {
     for (let i = 0; i < 500; i++) expect(s.sample(logits, [])).not.toBe(0);
   });
 
+  it('with allowed tokens picks only among them: their argmax at temperature 0, their softmax otherwise', () => {
+    const logits = new Float32Array([10, 1, 3, 2, 9]);
+    expect(new Sampler({ temperature: 0 }).sample(logits, [], [1, 3, 2])).toBe(2);
+    expect(new Sampler({ temperature: 0 }).sample(logits, [], [3, 1])).toBe(3);
+    // Ties go to the lowest id, whatever order the ids come in.
+    expect(new Sampler({ temperature: 0 }).sample(new Float32Array([0, 5, 5]), [], [2, 1])).toBe(1);
+    const s = new Sampler({ temperature: 1, topK: 2, seed: 5 });
+    const seen = new Set<number>();
+    for (let i = 0; i < 500; i++) seen.add(s.sample(logits, [], [1, 2, 3]));
+    expect([...seen].sort()).toEqual([2, 3]);
+  });
+
+  it('with allowed tokens that are all banned still picks one of them', () => {
+    const logits = new Float32Array([10, 1, 3]);
+    const bias = { 1: -Infinity, 2: -Infinity };
+    expect([1, 2]).toContain(new Sampler({ temperature: 0, logitBias: bias }).sample(logits, [], [1, 2]));
+    const s = new Sampler({ temperature: 0.7, logitBias: bias, seed: 2 });
+    for (let i = 0; i < 100; i++) expect([1, 2]).toContain(s.sample(logits, [], [1, 2]));
+  });
+
   it('penalizes repeats over the history the caller passes', () => {
     const logits = new Float32Array([3, 3, 3]);
     const s = new Sampler({ temperature: 0.01, frequencyPenalty: 100, seed: 1 });
