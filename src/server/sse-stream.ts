@@ -1,11 +1,25 @@
 // The socket end of the streaming chain. Headers go out with the first frames, so a failure before
 // any output is still an ordinary JSON error with its status; frames are written as they come;
 // end() (called in a finally) closes the stream once. Writes after the client has gone are dropped.
+//
+// Frames written during one turn of the event loop leave together, in one socket write, once the
+// turn's promise jobs have run (process.nextTick): a token's frame costs the generation loop only
+// a string append, and the write itself happens after the loop has handed the next forward step to
+// the backend's thread, so the syscall overlaps the model's compute instead of delaying it.
 import type { FastifyReply } from 'fastify';
 
 export class SseStream {
   private opened = false;
   private ended = false;
+  private pending = '';
+  private scheduled = false;
+  private readonly flush = () => {
+    this.scheduled = false;
+    const frames = this.pending;
+    this.pending = '';
+    const res = this.reply.raw;
+    if (frames.length > 0 && !this.ended && !res.destroyed && !res.writableEnded) res.write(frames);
+  };
 
   constructor(private readonly reply: FastifyReply) {}
 
@@ -32,14 +46,18 @@ export class SseStream {
   }
 
   write(frames: string): void {
-    if (frames.length === 0) return;
+    if (frames.length === 0 || this.ended) return;
     this.open();
-    const res = this.reply.raw;
-    if (!this.ended && !res.destroyed && !res.writableEnded) res.write(frames);
+    this.pending += frames;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      process.nextTick(this.flush);
+    }
   }
 
   end(): void {
     if (!this.opened || this.ended) return;
+    this.flush();
     this.ended = true;
     const res = this.reply.raw;
     if (!res.destroyed && !res.writableEnded) res.end();
