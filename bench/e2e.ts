@@ -5,7 +5,9 @@
 // peak RSS of each engine during decode. With --vs llama.cpp the same file runs through
 // node-llama-cpp 3.21.1 (prebuilt AVX2 CPU binary, installed on demand into .cache/llama-oracle)
 // in the same invocation, alternating kiln and llama.cpp run by run so that both see the same
-// machine noise. Each engine is its own child process (bench/e2e-engine.ts), so RSS is its own.
+// machine noise. With --vs llama-bench (or --vs llama.cpp,llama-bench) the peer is llama.cpp's own
+// llama-bench built natively for this CPU (bench/llama-bench.ts builds it on demand), alternating
+// the same way. Each engine is its own child process (bench/e2e-engine.ts), so RSS is its own.
 // Without --model: the four rows of issue 7 (TinyLlama-1.1B Q4_0/Q8_0/F16, Qwen2.5-0.5B Q8_0),
 // written by bench/models.ts first if missing.
 // Output: a table on the terminal (progress on stderr), bench/results/e2e-<time>.json and .svg.
@@ -17,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { GgmlType } from '../src/gguf/ggml-type.js';
 import { openGguf } from '../src/gguf/open-gguf.js';
 import { barChart } from './e2e-chart.js';
+import { ensureLlamaBench, LlamaBenchEngine } from './llama-bench.js';
 import { type EngineOptions, LLAMA_PACKAGE_ENTRY, type RunRequest, type RunResult } from './e2e-engine.js';
 import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median } from './machine.js';
 import { DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
@@ -25,10 +28,17 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = join(HERE, '..', '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const DEFAULT_MODELS = ['tinyllama:q4_0', 'tinyllama:q8_0', 'tinyllama:f16', 'qwen2:q8_0'];
-type EngineName = EngineOptions['engine'];
+type EngineName = EngineOptions['engine'] | 'llama-bench';
+
+/** What the rounds drive: an engine process, or llama-bench invoked per run. */
+interface BenchEngine {
+  readonly name: EngineName;
+  run(req: RunRequest): Promise<RunResult>;
+  stop(): void;
+}
 
 /** A running engine process and its reply queue. */
-class EngineProcess {
+class EngineProcess implements BenchEngine {
   private readonly replies: Array<(line: string) => void> = [];
   private readonly lines: string[] = [];
   private exited: string | null = null;
@@ -175,26 +185,31 @@ export async function run(args: string[]): Promise<void> {
   const flashAttention = (argValue(args, '--flash-attn') ?? 'auto') as EngineOptions['flashAttention'];
   const modelsDir = argValue(args, '--models-dir') ?? DEFAULT_MODEL_DIR;
   const vs = argValue(args, '--vs');
-  if (vs !== undefined && vs !== 'llama.cpp') throw new Error(`--vs takes llama.cpp, got '${vs}'`);
+  const peers = (vs?.split(',') ?? []) as EngineName[];
+  for (const p of peers) if (p !== 'llama.cpp' && p !== 'llama-bench') throw new Error(`--vs takes llama.cpp, llama-bench or both (comma-separated), got '${vs}'`);
   const specs = argValue(args, '--model')?.split(',') ?? DEFAULT_MODELS;
-  const engines: EngineName[] = vs ? ['kiln', 'llama.cpp'] : ['kiln'];
-  if (vs) installLlamaCpp();
+  const engines: EngineName[] = ['kiln', ...peers];
+  if (peers.length > 0) installLlamaCpp();
 
   const machine = machineInfo();
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   let limits = await measureLimits(threads, 1);
   console.log(`kiln backend ${backend}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
-    `${runs} runs after a warm-up${vs ? `, llama.cpp flash attention ${flashAttention}, alternating kiln / llama.cpp` : ''}`);
+    `${runs} runs after a warm-up${peers.length ? `, llama.cpp flash attention ${flashAttention}, alternating ${engines.join(' / ')}` : ''}`);
 
   const summaries: ModelSummary[] = [];
+  let llamaBench: string | undefined;
   for (const spec of specs) {
     const { name, file } = resolveModel(spec, modelsDir);
-    const options = (engine: EngineName): EngineOptions => ({
+    if (peers.includes('llama-bench')) llamaBench ??= ensureLlamaBench(file, modelsDir);
+    const options = (engine: EngineOptions['engine']): EngineOptions => ({
       engine, backend, model: file, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType, flashAttention,
     });
-    const procs: EngineProcess[] = [];
+    const procs: BenchEngine[] = [];
     try {
-      for (const e of engines) procs.push(await EngineProcess.start(options(e)));
+      for (const e of engines) {
+        procs.push(e === 'llama-bench' ? new LlamaBenchEngine(llamaBench!, options('llama.cpp')) : await EngineProcess.start(options(e)));
+      }
       const results = new Map<EngineName, Rates[]>(engines.map((e) => [e, []]));
       for (let round = 0; round <= runs; round++) {
         const req = request(round, promptTokens, generate);
@@ -224,11 +239,11 @@ export async function run(args: string[]): Promise<void> {
         `${fmt(x.decodeDeep)} ±${pct(s.decodeDeep / 2)}`, fmt(x.peakRssMiB, 0), fmt((x.decodeShallow * m.bytesPerToken) / 1e9),
         pct((x.decodeShallow * m.bytesPerToken) / 1e9 / limits.readGBs)]);
     }
-    if (m.engines.length === 2) {
-      const [k, l] = [m.engines[0]!.median, m.engines[1]!.median];
-      rows.push([m.model, 'kiln / llama.cpp', `${fmt(k.prefill / l.prefill, 2)}x`, `${fmt(k.decodeShallow / l.decodeShallow, 2)}x`,
+    for (const peer of m.engines.slice(1)) {
+      const [k, l] = [m.engines[0]!.median, peer.median];
+      rows.push([m.model, `kiln / ${peer.engine}`, `${fmt(k.prefill / l.prefill, 2)}x`, `${fmt(k.decodeShallow / l.decodeShallow, 2)}x`,
         `${fmt(k.decodeDeep / l.decodeDeep, 2)}x`, `${fmt(k.peakRssMiB / l.peakRssMiB, 2)}x`, '', '']);
-      const [kb, lb] = [m.engines[0]!.best, m.engines[1]!.best];
+      const [kb, lb] = [m.engines[0]!.best, peer.best];
       rows.push([m.model, '  best / best', `${fmt(kb.prefill / lb.prefill, 2)}x`, `${fmt(kb.decodeShallow / lb.decodeShallow, 2)}x`,
         `${fmt(kb.decodeDeep / lb.decodeDeep, 2)}x`, '', '', '']);
     }
@@ -240,12 +255,12 @@ export async function run(args: string[]): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const json = join(RESULTS_DIR, `e2e-${stamp}.json`);
-  const settings = { backend, threads, runs, promptTokens, generate, kvCacheType, flashAttention: vs ? flashAttention : undefined };
+  const settings = { backend, threads, runs, promptTokens, generate, kvCacheType, flashAttention: peers.length ? flashAttention : undefined, llamaBench };
   writeFileSync(json, JSON.stringify({ machine, limits, settings, models: summaries }, null, 2) + '\n');
   const svg = join(RESULTS_DIR, `e2e-${stamp}.svg`);
-  const colors: Record<EngineName, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6' };
+  const colors: Record<EngineName, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6', 'llama-bench': '#2f9e44' };
   writeFileSync(svg, barChart(
-    `kiln${vs ? ' vs llama.cpp (node-llama-cpp 3.21.1, AVX2 build)' : ''}: tokens per second, higher is better`,
+    `kiln${peers.length ? ` vs ${peers.map((p) => (p === 'llama.cpp' ? 'llama.cpp (node-llama-cpp 3.21.1, AVX2 build)' : 'llama-bench (native build)')).join(' and ')}` : ''}: tokens per second, higher is better`,
     `${machine.cpu}, ${threads} threads, KV ${kvCacheType}; median of ${runs} runs`,
     ['prefill (512-token prompt)', 'decode at depth 0', `decode at depth ${promptTokens}`],
     engines.map((e) => ({ label: e, color: colors[e] })),

@@ -1,4 +1,5 @@
-// `npm run bench -- kernels [--backend cpu] [--threads N] [--seconds S] [--buffer-mb M] [--op NAME]`:
+// `npm run bench -- kernels [--backend cpu] [--threads N] [--seconds S] [--buffer-mb M] [--op NAME] [--dtype a,b]
+//   [--level generic|avx2|best]` (--level: the CPU kernel tier; avx2 leaves the AVX-512 kernels out):
 // every op x dtype x backend, next to the machine's measured limits. Matrix-vector products
 // (decode shape) report GB/s of weight bytes and their fraction of the measured read bandwidth;
 // matrix-matrix products (prefill shape, 512 tokens) report GFLOP/s and their fraction of the FMA
@@ -288,6 +289,9 @@ export async function run(args: string[]): Promise<void> {
   const bufferBytes = Number(argValue(args, '--buffer-mb') ?? 1024) * 2 ** 20;
   const only = argValue(args, '--op');
   const wanted = argValue(args, '--backend');
+  const dtypes = argValue(args, '--dtype')?.split(',');
+  const level = (argValue(args, '--level') ?? 'best') as 'generic' | 'avx2' | 'best';
+  native().setKernelLevel(level);
   const backends = (Object.keys(BACKENDS) as BackendName[]).filter((b) => BACKENDS[b] && (!wanted || wanted === b));
   if (wanted && !BACKENDS[wanted as BackendName]) throw new Error(`backend '${wanted}' is not in this build; present: ${backends.join(', ')}`);
 
@@ -297,7 +301,7 @@ export async function run(args: string[]): Promise<void> {
   console.log(describeMachine(machine, limits));
 
   const rows: Row[] = [];
-  const cases = [...mulMatCases(bufferBytes, only), ...opCases(only)];
+  const cases = [...mulMatCases(bufferBytes, only), ...opCases(only)].filter((c) => !dtypes || dtypes.includes(c.dtype));
   const header = ['op', 'dtype', 'shape', 'backend', 'threads', 'time/op', 'rate', 'of limit'];
   for (const name of backends) {
     const backend = BACKENDS[name]!();

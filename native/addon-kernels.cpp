@@ -171,10 +171,12 @@ void SetKernelLevel(const Napi::CallbackInfo& info) {
   const std::string level = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
   if (level == "generic") {
     setKernelLevel(KernelLevel::Generic);
+  } else if (level == "avx2") {
+    setKernelLevel(KernelLevel::Avx2);
   } else if (level == "best") {
     setKernelLevel(KernelLevel::Best);
   } else {
-    throw Napi::TypeError::New(env, "setKernelLevel takes 'generic' or 'best'");
+    throw Napi::TypeError::New(env, "setKernelLevel takes 'generic', 'avx2' or 'best'");
   }
 }
 

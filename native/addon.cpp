@@ -21,6 +21,7 @@ Napi::Value CpuFeaturesJs(const Napi::CallbackInfo& info) {
   o.Set("fma", f.fma);
   o.Set("f16c", f.f16c);
   o.Set("avx512f", f.avx512f);
+  o.Set("avx512Vnni", f.avx512Vnni);
   o.Set("avxVnni", f.avxVnni);
   o.Set("neon", f.neon);
   o.Set("logicalCores", f.logicalCores);

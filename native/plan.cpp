@@ -168,7 +168,7 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
       case OpCode::MulMat: {
         const PlanTensor& w = tensors_[node.inputs[0]];
         const int packed = packedOf_[node.inputs[0]];
-        if (packed >= 0 && kernelLevel() == KernelLevel::Best) {
+        if (packed >= 0 && kernelLevel() != KernelLevel::Generic) {
           mulMatPacked(packed_[packed], input(node, 1), rows, y, pool_, matScratch_.data());
         } else {
           mulMat(*typeTraits(w.dtype), w.data, w.rows, w.cols, input(node, 1), rows, y, pool_, matScratch_.data());

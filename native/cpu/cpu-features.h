@@ -8,6 +8,8 @@ struct CpuFeatures {
   bool fma = false;
   bool f16c = false;
   bool avx512f = false;
+  // AVX-512 BW, VL and VNNI together with F: what the *-avx512.cpp kernels need.
+  bool avx512Vnni = false;
   bool avxVnni = false;
   bool neon = false;
   int logicalCores = 1;

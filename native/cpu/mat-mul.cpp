@@ -77,7 +77,8 @@ struct MulMatJob {
     const int64_t nb = cols / QK4_0;
     const BlockQ4_0x8* groups = reinterpret_cast<const BlockQ4_0x8*>(packed->data.data());
     const int64_t g0 = c * chunkRows / 8, g1 = std::min(rows, (c + 1) * chunkRows) / 8;
-    gemmQ4_0x8_avx2(nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb, reinterpret_cast<const BlockQ8_0*>(scratch), sums);
+    (useAvx512() ? gemmQ4_0x8_avx512 : gemmQ4_0x8_avx2)(nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb,
+                                                         reinterpret_cast<const BlockQ8_0*>(scratch), sums);
   }
 
   void multiply(int64_t c) {
@@ -118,7 +119,7 @@ size_t mulMatScratchBytes(GgmlType weightType, int64_t cols, int64_t nTokens) {
 bool packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, PackedWeights* out) {
 #if defined(__x86_64__) || defined(__i386__)
   const CpuFeatures& f = cpuFeatures();
-  if (w.type != GgmlType::Q4_0 || rows % 8 != 0 || kernelLevel() != KernelLevel::Best || !(f.avx2 && f.fma && f.f16c))
+  if (w.type != GgmlType::Q4_0 || rows % 8 != 0 || kernelLevel() == KernelLevel::Generic || !(f.avx2 && f.fma && f.f16c))
     return false;
   const int64_t nb = cols / QK4_0;
   const BlockQ4_0* src = static_cast<const BlockQ4_0*>(weights);

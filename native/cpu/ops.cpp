@@ -199,7 +199,7 @@ const OpKernels& opKernels() {
 #if defined(__x86_64__) || defined(__i386__)
   static const OpKernels avx2{rmsNormRows_avx2, ropeRows_avx2, kvStoreRows_avx2, attentionRows_avx2, swigluRows_avx2, addRows_avx2};
   const CpuFeatures& f = cpuFeatures();
-  if (kernelLevel() == KernelLevel::Best && f.avx2 && f.fma && f.f16c) return avx2;
+  if (kernelLevel() != KernelLevel::Generic && f.avx2 && f.fma && f.f16c) return avx2;
 #endif
   return generic;
 }

@@ -71,6 +71,11 @@ void vecDotManyBF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ld
                          const void* y, size_t yStride);
 void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride);
+// mat-mul-avx512.cpp (AVX-512 F/BW/VL + VNNI): Q8_0 with the bits above, F16 with 16-lane sums.
+void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                           const void* y, size_t yStride);
+void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                          const void* y, size_t yStride);
 #endif
 
 // Helpers shared by the generic and the SIMD files. They are `static` on purpose: an inline

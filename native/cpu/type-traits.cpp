@@ -41,7 +41,7 @@ TypeTraits table[] = {
 constexpr size_t kTypes = sizeof(table) / sizeof(table[0]);
 
 VecDotFn bestVecDot[kTypes];
-VecDotManyFn bestVecDotMany[kTypes];
+VecDotManyFn bestVecDotMany[kTypes], avx2VecDotMany[kTypes];
 FromFloatFn genericFromFloat[kTypes], bestFromFloat[kTypes];
 const TypeTraits* tablePointers[kTypes];
 KernelLevel currentLevel = KernelLevel::Generic;
@@ -75,9 +75,16 @@ FromFloatFn fastestFromFloatFor(const TypeTraits& t) {
   return t.fromFloat;
 }
 
-VecDotManyFn fastestManyFor(const TypeTraits& t) {
+VecDotManyFn fastestManyFor(const TypeTraits& t, bool avx512) {
 #if defined(__x86_64__) || defined(__i386__)
   const CpuFeatures& f = cpuFeatures();
+  if (avx512 && f.avx512Vnni && f.avx2 && f.fma && f.f16c) {
+    switch (t.type) {
+      case GgmlType::F16: return vecDotManyF16_avx512;
+      case GgmlType::Q8_0: return vecDotManyQ8_0_avx512;
+      default: break;
+    }
+  }
   if (f.avx2 && f.fma && f.f16c) {
     switch (t.type) {
       case GgmlType::F32: return vecDotManyF32_avx2;
@@ -111,7 +118,8 @@ void initTypeTraits() {
   std::call_once(once, [] {
     for (size_t i = 0; i < kTypes; i++) {
       bestVecDot[i] = fastestFor(table[i]);
-      bestVecDotMany[i] = fastestManyFor(table[i]);
+      bestVecDotMany[i] = fastestManyFor(table[i], true);
+      avx2VecDotMany[i] = fastestManyFor(table[i], false);
       genericFromFloat[i] = table[i].fromFloat;
       bestFromFloat[i] = fastestFromFloatFor(table[i]);
       tablePointers[i] = &table[i];
@@ -123,12 +131,15 @@ void initTypeTraits() {
 // Not synchronised with running products: tests switch levels between calls only.
 void setKernelLevel(KernelLevel level) {
   currentLevel = level;
+  const bool simd = level != KernelLevel::Generic;
   for (size_t i = 0; i < kTypes; i++) {
-    table[i].vecDot = level == KernelLevel::Best && bestVecDot[i] ? bestVecDot[i] : table[i].vecDotGeneric;
-    table[i].vecDotMany = level == KernelLevel::Best ? bestVecDotMany[i] : nullptr;
-    table[i].fromFloat = level == KernelLevel::Best ? bestFromFloat[i] : genericFromFloat[i];
+    table[i].vecDot = simd && bestVecDot[i] ? bestVecDot[i] : table[i].vecDotGeneric;
+    table[i].vecDotMany = level == KernelLevel::Best ? bestVecDotMany[i] : simd ? avx2VecDotMany[i] : nullptr;
+    table[i].fromFloat = simd ? bestFromFloat[i] : genericFromFloat[i];
   }
 }
+
+bool useAvx512() { return currentLevel == KernelLevel::Best && cpuFeatures().avx512Vnni; }
 
 KernelLevel kernelLevel() { return currentLevel; }
 

@@ -34,7 +34,9 @@ struct TypeTraits {
   VecDotManyFn vecDotMany = nullptr;
 };
 
-enum class KernelLevel { Generic, Best };
+// Generic: the scalar definitions. Avx2: the best kernels without AVX-512 (so that tests on an
+// AVX-512 machine exercise both tiers). Best: everything this CPU has.
+enum class KernelLevel { Generic, Avx2, Best };
 
 // Null for a type kiln does not know.
 const TypeTraits* typeTraits(GgmlType t);
@@ -42,6 +44,9 @@ const TypeTraits* typeTraits(int32_t t);
 
 // Bytes of a row of n elements; n must be a multiple of the block size.
 size_t rowBytes(GgmlType t, int64_t n);
+
+// Whether the AVX-512 kernels are in use (the level is Best and the CPU has them).
+bool useAvx512();
 
 // Picks the vecDot / fromFloat variants for this CPU. Idempotent; called at addon load.
 void initTypeTraits();

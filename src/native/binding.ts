@@ -10,6 +10,8 @@ export interface CpuFeatures {
   fma: boolean;
   f16c: boolean;
   avx512f: boolean;
+  /** AVX-512 F, BW, VL and VNNI: what kiln's AVX-512 kernels need. */
+  avx512Vnni: boolean;
   avxVnni: boolean;
   neon: boolean;
   logicalCores: number;
@@ -132,7 +134,8 @@ export interface NativeAddon {
   /** y (nTokens, rows) = x (nTokens, cols) * W^T, synchronously; for kernel tests. */
   mulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, y: Float32Array, threads: number): void;
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
-  setKernelLevel(level: 'generic' | 'best'): void;
+  /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
+  setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;
   Plan: new (graph: NativeGraph, options: NativePlanOptions) => NativePlan;
   /** CUDA devices the kernels run on; an empty list with the reason on machines (or builds) without them. Never throws. */
   cudaDevices(): CudaDeviceList;

@@ -30,14 +30,17 @@ interface Problem {
   nTokens: number;
 }
 
-function problem(type: GgmlType, nTokens: number, seed: number): Problem {
-  const cols = colsFor(type);
+function problem(type: GgmlType, nTokens: number, seed: number, cols = colsFor(type)): Problem {
   const r = prng(seed);
   const weights = quantize(type, gaussians(r, ROWS * cols));
   return { type, cols, weights, w: dequantize(type, weights, ROWS * cols), x: gaussians(r, nTokens * cols), nTokens };
 }
 
-function run(p: Problem, level: 'generic' | 'best', threads: number): Float32Array {
+type Level = 'generic' | 'avx2' | 'best';
+// 'avx2' is the SIMD tier without AVX-512: on an AVX-512 CPU, 'best' and 'avx2' are two sets of kernels.
+const SIMD_LEVELS: Level[] = ['avx2', 'best'];
+
+function run(p: Problem, level: Level, threads: number): Float32Array {
   addon.setKernelLevel(level);
   const y = new Float32Array(p.nTokens * ROWS);
   addon.mulMat(p.type, p.weights, ROWS, p.cols, p.x, p.nTokens, y, threads);
@@ -89,17 +92,43 @@ describe('mulMat (generic) against the reference', () => {
 describe('mulMat: best kernels against generic', () => {
   for (const type of WEIGHT_TYPES) {
     it(`${GGML_TYPES[type].name}`, () => {
-      for (const nTokens of [1, 3, 8]) {
+      for (const nTokens of [1, 3, 8, 13]) {
         const p = problem(type, nTokens, 200 + nTokens);
         const generic = run(p, 'generic', 1);
         for (const threads of [1, 2, 3]) {
           expect(run(p, 'generic', threads), 'each output is one dot product, on whichever thread').toEqual(generic);
-          if (SAME_BITS_AS_GENERIC.has(type)) expect(run(p, 'best', threads)).toEqual(generic);
-          else expect(maxRelError(run(p, 'best', threads), generic)).toBeLessThanOrEqual(TOLERANCES.mulMatBestVsGeneric);
+          for (const level of SIMD_LEVELS) {
+            if (SAME_BITS_AS_GENERIC.has(type)) expect(run(p, level, threads), level).toEqual(generic);
+            else expect(maxRelError(run(p, level, threads), generic), level).toBeLessThanOrEqual(TOLERANCES.mulMatBestVsGeneric);
+          }
         }
       }
     });
   }
+
+  it('Q8_0 and Q4_0 with an odd number of blocks per row', () => {
+    // The AVX-512 Q8_0 tile takes two blocks per product; an odd count leaves one for the tail.
+    for (const type of [GgmlType.Q8_0, GgmlType.Q4_0]) {
+      for (const nTokens of [1, 5]) {
+        const p = problem(type, nTokens, 250 + nTokens, 17 * 32);
+        const generic = run(p, 'generic', 1);
+        for (const level of SIMD_LEVELS) expect(run(p, level, 2), `${GGML_TYPES[type].name} ${level}`).toEqual(generic);
+      }
+    }
+  });
+
+  it('a token gets the same bits in a batch of any size (prefill and decode agree)', () => {
+    for (const type of [GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0]) {
+      const batch = problem(type, 13, 260);
+      for (const level of SIMD_LEVELS) {
+        const all = run(batch, level, 2);
+        for (const t of [0, 6, 12]) {
+          const one = { ...batch, x: batch.x.subarray(t * batch.cols, (t + 1) * batch.cols), nTokens: 1 };
+          expect(run(one, level, 2), `${GGML_TYPES[type].name} ${level} token ${t}`).toEqual(all.subarray(t * ROWS, (t + 1) * ROWS));
+        }
+      }
+    }
+  });
 
   it('single rows and more threads than rows', () => {
     for (const type of [GgmlType.Q4_0, GgmlType.Q6_K]) {
