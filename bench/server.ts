@@ -8,8 +8,9 @@
 // the fastest of --runs (on a shared machine, the closest to an unloaded one), with the median
 // beside it. Goal (issue 6): under 1 ms added to time to first token and under 50 µs added per
 // token. On a small machine the client's own work competes with the server for the cores, so also
-// printed: the server process's CPU time per streamed token beyond the direct path's (HTTP,
-// encoding, socket writes), which the machine's other load barely moves.
+// printed: the server's main-thread CPU time per streamed token beyond the direct path's (HTTP,
+// encoding, socket writes), the client's CPU time per token, and how long the main thread waited
+// for a CPU per token on each path (the machine's contention, which the timings include).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,8 +80,10 @@ process.stdin.on('data', async (d) => {
     return 'POST /v1/completions HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + Buffer.byteLength(json) + '\\r\\n\\r\\n' + json;
   });
   const socks = await Promise.all(reqs.map((_, i) => socket(port, i)));
-  const out = await Promise.all(reqs.map((r, i) => one(socks[i], r)));
-  process.stdout.write(JSON.stringify(out) + '\\n');
+  const c0 = process.cpuUsage();
+  const timings = await Promise.all(reqs.map((r, i) => one(socks[i], r)));
+  const c = process.cpuUsage(c0);
+  process.stdout.write(JSON.stringify({ streams: timings, cpuMicros: c.user + c.system }) + '\\n');
 });
 `;
 
@@ -93,11 +96,12 @@ class Client {
     this.lines = createInterface({ input: this.child.stdout! })[Symbol.asyncIterator]();
   }
 
-  async run(port: number, streams: number, tokens: number): Promise<StreamTiming[]> {
+  /** The streams' timings, and the client's own CPU time (µs) while it read them. */
+  async run(port: number, streams: number, tokens: number): Promise<{ streams: StreamTiming[]; cpuMicros: number }> {
     this.child.stdin!.write(JSON.stringify({ port, streams, tokens, prompts: PROMPTS }) + '\n');
     const { value, done } = await this.lines.next();
     if (done) throw new Error('the bench client exited');
-    return JSON.parse(value as string) as StreamTiming[];
+    return JSON.parse(value as string) as { streams: StreamTiming[]; cpuMicros: number };
   }
 
   close(): void {
@@ -184,6 +188,7 @@ export async function run(args: string[]): Promise<void> {
       const cpuPerToken: number[] = [];
       const waitDirect: number[] = [];
       const waitServer: number[] = [];
+      const clientCpu: number[] = [];
       // One warm-up of each path fills the slots' prefix caches and JIT.
       await direct(rt, streams, tokens);
       await client.run(port, streams, tokens);
@@ -191,9 +196,10 @@ export async function run(args: string[]): Promise<void> {
         const a = await timed(() => direct(rt, streams, tokens));
         const b = await timed(() => client.run(port, streams, tokens));
         d.push(...a.value);
-        s.push(...b.value);
+        s.push(...b.value.streams);
         const generated = a.value.reduce((n, x) => n + x.tokens, 0);
-        const streamed = b.value.reduce((n, x) => n + x.tokens, 0);
+        const streamed = b.value.streams.reduce((n, x) => n + x.tokens, 0);
+        clientCpu.push(b.value.cpuMicros / streamed);
         cpuPerToken.push(b.time.cpu / streamed - a.time.cpu / generated);
         waitDirect.push(a.time.wait / generated);
         waitServer.push(b.time.wait / streamed);
@@ -210,7 +216,7 @@ export async function run(args: string[]): Promise<void> {
         us(best(s, 'perToken') - best(d, 'perToken'), mid(s, 'perToken') - mid(d, 'perToken')),
       ]);
       const cell = (xs: number[]) => `${Math.min(...xs).toFixed(1)} (${median(xs).toFixed(1)})`;
-      cpuRows.push([String(streams), cell(cpuPerToken), cell(waitDirect), cell(waitServer)]);
+      cpuRows.push([String(streams), cell(cpuPerToken), cell(clientCpu), cell(waitDirect), cell(waitServer)]);
     }
   } finally {
     client.close();
@@ -223,7 +229,7 @@ export async function run(args: string[]): Promise<void> {
     rows,
   ) + '\n\n');
   process.stdout.write(formatTable(
-    ['streams', 'server CPU per token µs (main thread, request share incl.)', 'main thread waits for a CPU per token µs: direct', 'server'],
+    ['streams', 'server CPU per token µs (main thread, request share incl.)', 'client CPU per token µs', 'main thread waits for a CPU per token µs: direct', 'server'],
     cpuRows,
   ) + '\n');
   const sorted = admitMicros.sort((a, b) => a - b);
