@@ -118,7 +118,7 @@ describe('mulMat: best kernels against generic', () => {
   });
 
   it('a token gets the same bits in a batch of any size (prefill and decode agree)', () => {
-    for (const type of [GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0]) {
+    for (const type of [GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K]) {
       const batch = problem(type, 13, 260);
       for (const level of SIMD_LEVELS) {
         const all = run(batch, level, 2);
