@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "mat-mul-tiles.h"
 #include "mat-mul.h"
 #include "quants.h"
 #include "simd-avx2.h"
@@ -19,38 +20,6 @@ namespace kiln {
 using namespace simd;
 
 namespace {
-
-// The same prefetch distances as the AVX2 kernels (measured there).
-constexpr int kPrefetchBytes = 1024;
-constexpr int kPackedPrefetchBytes = 4096;
-
-struct TileArgs {
-  int64_t n;
-  float* s;
-  int64_t ldS;
-  const char* x;
-  size_t xStride;
-  const char* y;
-  size_t yStride;
-};
-
-template <template <int, int> class Kernel, int R, int T>
-void tiles(const TileArgs& a, int64_t nr, int64_t nt) {
-  auto at = [&](int64_t r, int64_t t) {
-    return TileArgs{a.n, a.s + t * a.ldS + r, a.ldS, a.x + r * a.xStride, a.xStride, a.y + t * a.yStride, a.yStride};
-  };
-  int64_t r = 0;
-  for (; r + R <= nr; r += R) {
-    int64_t t = 0;
-    for (; t + T <= nt; t += T) Kernel<R, T>::run(at(r, t));
-    for (; t < nt; t++) Kernel<R, 1>::run(at(r, t));
-  }
-  for (; r < nr; r++) {
-    int64_t t = 0;
-    for (; t + T <= nt; t += T) Kernel<1, T>::run(at(r, t));
-    for (; t < nt; t++) Kernel<1, 1>::run(at(r, t));
-  }
-}
 
 // The upper 8 floats (AVX-512 F only; _mm512_extractf32x8_ps would need DQ).
 static inline __m256 high8(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
