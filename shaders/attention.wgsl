@@ -1,6 +1,9 @@
-// Causal GQA attention of a prefill step over the KV cache, fused: one workgroup per (token, head)
-// walks the cache rows 0..position in chunks of WG with an online softmax (running max and sum),
-// so no score matrix is stored. Query head h reads KV head h / (n_heads / n_kv_heads).
+// Causal GQA attention of a prefill step over the KV cache, in the CPU backend's order
+// (include/attend.wgsl): one workgroup per (token, head) walks the cache rows 0..position three
+// times, recomputing each score rather than storing it: for the largest score, for the sum of the
+// exps (each invocation summing every WG-th eight positions, the sums then added in invocation
+// order), and, WG positions at a time, for the probabilities that weight the values. Query head h
+// reads KV head h / (n_heads / n_kv_heads).
 #if F16
 enable f16;
 #endif
@@ -9,7 +12,7 @@ enable subgroups;
 #endif
 #include "ids"
 #include "reduce"
-#include "kv"
+#include "attend"
 
 struct Params {
   n_heads: u32,
@@ -17,6 +20,7 @@ struct Params {
   head_dim: u32,
   n_tokens: u32,
   scale: f32,
+  zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -30,7 +34,16 @@ const LOWEST: f32 = -0x1.fffffep+127f; // -FLT_MAX
 
 var<workgroup> q_sh: array<f32, MAX_HEAD_DIM>;
 var<workgroup> p_sh: array<f32, WG>;
+var<workgroup> sums: array<vec2<f32>, WG>;
+var<workgroup> inv_sh: f32;
 var<workgroup> n_sh: u32;
+
+fn q_at(i: u32) -> f32 { return q_sh[i]; }
+
+var<private> kv_width: u32;
+var<private> kv_off: u32;
+
+fn score(j: u32) -> f32 { return qk_dot(j * kv_width + kv_off, p.head_dim) * p.scale; }
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -39,44 +52,57 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   if (g >= p.n_tokens * p.n_heads) { return; }
   let t = g / p.n_heads;
   let h = g % p.n_heads;
-  let kv_width = p.n_kv_heads * p.head_dim;
-  let kv_off = (h / (p.n_heads / p.n_kv_heads)) * p.head_dim;
+  kv_width = p.n_kv_heads * p.head_dim;
+  kv_off = (h / (p.n_heads / p.n_kv_heads)) * p.head_dim;
   let q_off = g * p.head_dim;
   for (var d = lid; d < p.head_dim; d += WG) { q_sh[d] = q[q_off + d]; }
   if (lid == 0u) { n_sh = u32(positions[t]) + 1u; }
   let n = workgroupUniformLoad(&n_sh);
 
   var m = LOWEST;
-  var l = 0.0;
-  var acc: array<f32, DIMS_PER_INVOCATION>;
+  for (var j = lid; j < n; j += WG) { m = max(m, score(j)); }
+  m = wg_max(m);
+
+  var sum = vec2<f32>(0.0);
+  for (var j = 8u * lid; j < n; j += 8u * WG) {
+    var e: array<f32, 8>;
+    for (var i = 0u; i < 8u; i++) { e[i] = select(0.0, exp_ggml(score(min(j + i, n - 1u)) - m), j + i < n); }
+    sum = add_eight(sum, vec4<f32>(e[0], e[1], e[2], e[3]), vec4<f32>(e[4], e[5], e[6], e[7]));
+  }
+  sums[lid] = sum;
+  workgroupBarrier();
+  if (lid == 0u) {
+    var total = sums[0];
+    for (var i = 1u; i < WG; i++) { total = add_sums(total, sums[i]); }
+    inv_sh = recip_sum(total);
+  }
+  let inv = workgroupUniformLoad(&inv_sh);
+
+  // Dimension lid + k WG: lanes 0-3 in lo[k], 4-7 in hi[k].
+  var lo = array<vec4<f32>, DIMS_PER_INVOCATION>();
+  var hi = array<vec4<f32>, DIMS_PER_INVOCATION>();
   for (var j0 = 0u; j0 < n; j0 += WG) {
     let j = j0 + lid;
-    var s = LOWEST;
-    if (j < n) {
-      var dot = 0.0;
-      for (var d = 0u; d < p.head_dim; d++) { dot += q_sh[d] * k_at(j * kv_width + kv_off + d); }
-      s = dot * p.scale;
-    }
-    let m_new = max(m, wg_max(s));
-    let pj = select(0.0, exp(s - m_new), j < n);
-    p_sh[lid] = pj;
-    let alpha = exp(m - m_new);
-    l = l * alpha + wg_sum(pj);
+    p_sh[lid] = select(0.0, exp_ggml(score(min(j, n - 1u)) - m) * inv, j < n);
     workgroupBarrier();
     let count = min(WG, n - j0);
     for (var k = 0u; k < DIMS_PER_INVOCATION; k++) {
       let d = lid + k * WG;
       if (d < p.head_dim) {
-        var a = acc[k] * alpha;
-        for (var jj = 0u; jj < count; jj++) { a += p_sh[jj] * v_at((j0 + jj) * kv_width + kv_off + d); }
-        acc[k] = a;
+        for (var jj = 0u; jj < count; jj += 8u) {
+          var v: array<f32, 8>;
+          for (var l = 0u; l < 8u; l++) {
+            v[l] = select(0.0, v_at(min(j0 + jj + l, n - 1u) * kv_width + kv_off + d), jj + l < count);
+          }
+          lo[k] = fma_rn4(vec4<f32>(v[0], v[1], v[2], v[3]), vec4<f32>(p_sh[jj], p_sh[jj + 1u], p_sh[jj + 2u], p_sh[jj + 3u]), lo[k]);
+          hi[k] = fma_rn4(vec4<f32>(v[4], v[5], v[6], v[7]), vec4<f32>(p_sh[jj + 4u], p_sh[jj + 5u], p_sh[jj + 6u], p_sh[jj + 7u]), hi[k]);
+        }
       }
     }
-    m = m_new;
     workgroupBarrier();
   }
   for (var k = 0u; k < DIMS_PER_INVOCATION; k++) {
     let d = lid + k * WG;
-    if (d < p.head_dim) { y[q_off + d] = acc[k] / l; }
+    if (d < p.head_dim) { y[q_off + d] = hsum8(lo[k], hi[k]); }
   }
 }

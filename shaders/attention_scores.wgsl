@@ -1,9 +1,10 @@
 // Decode attention, first pass: scale * q_h . k_j for every head h and cache row j <= position
-// (one query token). One invocation per (head, row); softmax and attention_values follow.
+// (one query token), summed in the CPU backend's order (include/attend.wgsl). One invocation per
+// (head, row); softmax and attention_values follow.
 #if F16
 enable f16;
 #endif
-#include "kv"
+#include "attend"
 
 struct Params {
   n_heads: u32,
@@ -11,6 +12,7 @@ struct Params {
   head_dim: u32,
   ctx: u32, // row stride of the scores
   scale: f32,
+  zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> q: array<f32>;
@@ -19,6 +21,10 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> scores: array<f32>;
 @group(0) @binding(5) var<uniform> p: Params;
 
+var<private> q_base: u32;
+
+fn q_at(i: u32) -> f32 { return q[q_base + i]; }
+
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   let i = gid.x + gid.y * nwg.x * WG;
@@ -26,8 +32,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   if (i >= p.n_heads * n) { return; }
   let h = i / n;
   let j = i % n;
-  let kv_base = j * p.n_kv_heads * p.head_dim + (h / (p.n_heads / p.n_kv_heads)) * p.head_dim;
-  var dot = 0.0;
-  for (var d = 0u; d < p.head_dim; d++) { dot += q[h * p.head_dim + d] * k_at(kv_base + d); }
-  scores[h * p.ctx + j] = dot * p.scale;
+  q_base = h * p.head_dim;
+  scores[h * p.ctx + j] = qk_dot(j * p.n_kv_heads * p.head_dim + (h / (p.n_heads / p.n_kv_heads)) * p.head_dim, p.head_dim) * p.scale;
 }

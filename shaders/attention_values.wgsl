@@ -1,16 +1,20 @@
 // Decode attention, last pass: out_h = sum_j p_hj v_j over the cache rows j <= position, with the
-// probabilities from softmax. One invocation per (head, dimension): neighbours read neighbouring
+// probabilities from softmax, in eight FMA lanes (position j in lane j % 8) added in hsum order, as
+// the CPU backend sums them. One invocation per (head, dimension): neighbours read neighbouring
 // values of each cache row.
 #if F16
 enable f16;
 #endif
 #include "kv"
+#include "lanes"
+#include "fma"
 
 struct Params {
   n_heads: u32,
   n_kv_heads: u32,
   head_dim: u32,
   ctx: u32,
+  zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> probs: array<f32>;
@@ -28,7 +32,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let n = u32(positions[0]) + 1u;
   let kv_width = p.n_kv_heads * p.head_dim;
   let col = (h / (p.n_heads / p.n_kv_heads)) * p.head_dim + d;
-  var acc = 0.0;
-  for (var j = 0u; j < n; j++) { acc += probs[h * p.ctx + j] * v_at(j * kv_width + col); }
-  y[i] = acc;
+  var lo = vec4<f32>(0.0);
+  var hi = vec4<f32>(0.0);
+  // Eight positions a step; past the last one, probabilities and values are zero.
+  for (var j = 0u; j < n; j += 8u) {
+    var v: array<f32, 8>;
+    var pr: array<f32, 8>;
+    for (var l = 0u; l < 8u; l++) {
+      let valid = j + l < n;
+      let jj = min(j + l, n - 1u);
+      v[l] = select(0.0, v_at(jj * kv_width + col), valid);
+      pr[l] = select(0.0, probs[h * p.ctx + jj], valid);
+    }
+    lo = fma_rn4(vec4<f32>(v[0], v[1], v[2], v[3]), vec4<f32>(pr[0], pr[1], pr[2], pr[3]), lo);
+    hi = fma_rn4(vec4<f32>(v[4], v[5], v[6], v[7]), vec4<f32>(pr[4], pr[5], pr[6], pr[7]), hi);
+  }
+  y[i] = hsum8(lo, hi);
 }

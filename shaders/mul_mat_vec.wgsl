@@ -1,32 +1,102 @@
-// y[t, r] = W[r] . x[t] for a few tokens (decode): one workgroup per (row, token), its invocations
-// splitting the row's units, then one workgroup sum. Weights stay in their GGML blocks; quantized
-// types read activations quantized by quantize_q8_0 / quantize_q8_k and use integer dot products.
+// y[t, r] = W[r] . x[t] for a few tokens (decode), summed as mul_mat sums it (the CPU backend's
+// order), with the CPU's eight lanes spread over eight invocations of one subgroup: lane l takes
+// values 8i + l of a float row, or word l (values 4l .. 4l + 3) of every quantized unit; subgroup
+// shuffles then add the lanes in hsum order. Q4_0 has one chain over its blocks: each lane sums
+// every eighth block as an integer and the chain runs over the shuffled sums. Needs subgroups of at
+// least 8 invocations; without them, decode steps use mul_mat.
+enable subgroups;
 #if F16
 enable f16;
 #endif
-#if SUBGROUPS
-enable subgroups;
-#endif
 #include "ids"
-#include "reduce"
 #include "weights"
 #include "act"
 #include "mat-io"
+#include "lanes"
+
+// hsum8 (include/lanes.wgsl) of lane l's value in lane 0 of each 8 lanes.
+fn lanes_hsum8(v: f32) -> f32 {
+  let a = v + subgroupShuffleXor(v, 4u);
+  let b = a + subgroupShuffleXor(a, 2u);
+  return b + subgroupShuffleXor(b, 1u);
+}
+
+// hsum4 of lanes 0-3 in lane 0.
+fn lanes_hsum4(v: f32) -> f32 {
+  let a = v + subgroupShuffleXor(v, 2u);
+  return a + subgroupShuffleXor(a, 1u);
+}
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   init_ids(ids);
-  let g = group_index(wg, nwg);
-  if (g >= p.rows * p.n_tokens) { return; }
-  let r = g % p.rows;
-  let t = g / p.rows;
+  let l = sg_inv % 8u;
+  // Every invocation takes part in the shuffles: past the last output, lanes redo the last one.
+  let n = p.rows * p.n_tokens;
+  let g = group_index(wg, nwg) * (WG / 8u) + sg_id * (sg_size / 8u) + sg_inv / 8u;
+  let o = min(g, n - 1u);
+  let r = o % p.rows;
+  let t = o / p.rows;
   let row = r * p.row_bytes;
-  var acc = 0.0;
+  var s: f32;
   if (IS_FLOAT) {
-    for (var c = 4u * lid; c < p.cols; c += 4u * WG) { acc += dot(weight_vec4(row, c, p.cols), act_vec4(t, c, p.cols)); }
+    // With FLOAT_LANES 16, this invocation also holds lane l + 8, added to lane l before the hsum
+    // (the CPU's hsum16).
+    let full = p.cols - p.cols % FLOAT_LANES;
+    var acc = 0.0;
+    var acc2 = 0.0;
+    for (var c = l; c < full; c += FLOAT_LANES) {
+      acc = float_fma(weight_value(row, c), act_value(t, c, p.cols), acc);
+      if (FLOAT_LANES == 16u) { acc2 = float_fma(weight_value(row, c + 8u), act_value(t, c + 8u, p.cols), acc2); }
+    }
+    s = lanes_hsum8(acc + acc2);
+    for (var c = full; c < p.cols; c++) { s += tail_product(weight_value(row, c), act_value(t, c, p.cols)); }
+  } else if (DTYPE == T_Q4_0) {
+    let first = sg_inv - l;
+    var acc = 0.0;
+    for (var b0 = 0u; b0 < p.units; b0 += 8u) {
+      let b = b0 + l;
+      var sum = 0.0;
+      var d = 0.0;
+      if (b < p.units) {
+        let wu = weight_unit(row, b);
+        let au = act_unit(t, b, p.units, p.a_d, p.a_s);
+        sum = f32(unit_isum(wu, au));
+        d = wu.d * au.d;
+      }
+      for (var k = 0u; k < 8u; k++) { acc = fma_rn(subgroupShuffle(sum, first + k), subgroupShuffle(d, first + k), acc); }
+    }
+    s = acc;
   } else {
-    for (var u = lid; u < p.units; u += WG) { acc += unit_dot(weight_unit(row, u), act_unit(t, u, p.units, p.a_d, p.a_s)); }
+    var acc = 0.0;
+    var mins = 0.0;
+    for (var b = 0u; b < p.units; b += UNITS_PER_BLOCK) {
+      var sum = 0;
+      for (var u = b; u < b + UNITS_PER_BLOCK; u++) {
+        let q = weight_word(row, u, l);
+        sum += q.s * dot4i8(q.q, a[8u * (t * p.units + u) + l]);
+      }
+      let wd = block_scales(row, b);
+      let ad = bitcast<f32>(a[p.a_d + t * p.units + b]);
+      acc = fma_rn(f32(sum), wd.x * ad, acc);
+      let dm = -ad * wd.y;
+      if (DTYPE == T_Q4_K) {
+        // Lanes 0-3: the mins of units 2l and 2l + 1.
+        if (l < 4u) {
+          let u = b + 2u * l;
+          let m = unit_min(row, u) * bitcast<i32>(a[p.a_s + t * p.units + u]) + unit_min(row, u + 1u) * bitcast<i32>(a[p.a_s + t * p.units + u + 1u]);
+          mins = fma_rn(f32(m), dm, mins);
+        }
+      }
+      if (DTYPE == T_Q5_K) {
+        var m = 0;
+        for (var u = b; u < b + 8u; u++) { m += unit_min(row, u) * bitcast<i32>(a[p.a_s + t * p.units + u]); }
+        mins = fma_rn(dm, f32(m), mins);
+      }
+    }
+    s = lanes_hsum8(acc);
+    if (DTYPE == T_Q4_K) { s += lanes_hsum4(mins); }
+    if (DTYPE == T_Q5_K) { s += mins; }
   }
-  let s = wg_sum(acc);
-  if (lid == 0u) { y[t * p.out_cols + p.out_offset + r] = s; }
+  if (g < n && l == 0u) { y[t * p.out_cols + p.out_offset + r] = s; }
 }

@@ -1,7 +1,8 @@
 // Rotary position embedding, normal (adjacent pairs) or NeoX (pairs half a rotation apart).
-// The angles' cos and sin come from the host, per token and pair, computed as ggml computes them
-// in float32 (GPU sin/cos lose precision at the large angles of late positions). One invocation
-// per value; dimensions past n_rot pass through.
+// The angles' cos and sin come from the host, per token and pair, as the CPU backend computes them
+// (GPU sin/cos lose precision at the large angles of late positions). One invocation per value;
+// dimensions past n_rot pass through.
+#include "fma"
 
 struct Params {
   n_heads: u32,
@@ -9,6 +10,7 @@ struct Params {
   n_rot: u32,
   neox: u32,
   n: u32, // tokens * heads * head_dim
+  zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
@@ -44,5 +46,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let x1 = select(x[i], x[other], first);
   // As ggml compiles x0 c - x1 s and x0 s + x1 c (and the CPU backend computes them): the product
   // of x1 rounded, the one of x0 fused.
-  y[i] = select(fma(x0, r.y, x1 * r.x), fma(x0, r.x, -(x1 * r.y)), first);
+  y[i] = select(fma_rn(x0, r.y, x1 * r.x), fma_rn(x0, r.x, -(x1 * r.y)), first);
 }

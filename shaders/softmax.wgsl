@@ -1,14 +1,18 @@
-// Softmax in place over the first n values of each row, n = positions[0] + 1: the cache rows a
-// decode step's query sees. One workgroup per row.
+// Decode attention, second pass: softmax in place over the first n values of each row, n =
+// positions[0] + 1 (the cache rows a decode step's query sees), in the CPU backend's order
+// (include/attend.wgsl). One workgroup per row; invocation i takes positions 8i .. 8i + 7, then
+// 8 (i + WG) .., and the same ones in every pass.
 #if SUBGROUPS
 enable subgroups;
 #endif
 #include "ids"
 #include "reduce"
+#include "exp-sum"
 
 struct Params {
   n_rows: u32,
   stride: u32,
+  zero: u32,
 }
 
 @group(0) @binding(0) var<storage, read> positions: array<i32>;
@@ -16,6 +20,9 @@ struct Params {
 @group(0) @binding(2) var<uniform> p: Params;
 
 const LOWEST: f32 = -0x1.fffffep+127f; // -FLT_MAX
+
+var<workgroup> sums: array<vec2<f32>, WG>;
+var<workgroup> inv_sh: f32;
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -27,12 +34,28 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   var m = LOWEST;
   for (var j = lid; j < n; j += WG) { m = max(m, x[base + j]); }
   m = wg_max(m);
-  var s = 0.0;
-  for (var j = lid; j < n; j += WG) {
-    let e = exp(x[base + j] - m);
-    x[base + j] = e;
-    s += e;
+  var sum = vec2<f32>(0.0);
+  for (var j = 8u * lid; j < n; j += 8u * WG) {
+    var e: array<f32, 8>;
+    for (var i = 0u; i < 8u; i++) {
+      if (j + i < n) {
+        e[i] = exp_ggml(x[base + j + i] - m);
+        x[base + j + i] = e[i];
+      } else {
+        e[i] = 0.0;
+      }
+    }
+    sum = add_eight(sum, vec4<f32>(e[0], e[1], e[2], e[3]), vec4<f32>(e[4], e[5], e[6], e[7]));
   }
-  let inv = 1.0 / wg_sum(s);
-  for (var j = lid; j < n; j += WG) { x[base + j] *= inv; }
+  sums[lid] = sum;
+  workgroupBarrier();
+  if (lid == 0u) {
+    var total = sums[0];
+    for (var i = 1u; i < WG; i++) { total = add_sums(total, sums[i]); }
+    inv_sh = recip_sum(total);
+  }
+  let inv = workgroupUniformLoad(&inv_sh);
+  for (var j = 8u * lid; j < n; j += 8u * WG) {
+    for (var i = 0u; i < 8u && j + i < n; i++) { x[base + j + i] *= inv; }
+  }
 }

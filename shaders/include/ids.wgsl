@@ -7,6 +7,7 @@ struct Ids {
   @builtin(subgroup_invocation_id) sg_inv: u32,
   @builtin(subgroup_id) sg_id: u32,
   @builtin(num_subgroups) n_sg: u32,
+  @builtin(subgroup_size) sg_size: u32,
 #endif
 }
 
@@ -15,6 +16,7 @@ var<private> lid: u32;
 var<private> sg_inv: u32;
 var<private> sg_id: u32;
 var<private> n_sg: u32;
+var<private> sg_size: u32;
 #endif
 
 fn init_ids(ids: Ids) {
@@ -23,6 +25,7 @@ fn init_ids(ids: Ids) {
   sg_inv = ids.sg_inv;
   sg_id = ids.sg_id;
   n_sg = ids.n_sg;
+  sg_size = ids.sg_size;
 #endif
 }
 

@@ -11,6 +11,7 @@ struct Params {
   a_s: u32,
   out_cols: u32,    // output row width (all rows of the weight)
   out_offset: u32,  // first weight row in this binding
+  zero: u32,        // 0 (include/fma.wgsl)
 }
 
 @group(0) @binding(0) var<storage, read> w: array<u32>;

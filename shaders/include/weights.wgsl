@@ -69,9 +69,10 @@ fn weight_value(row: u32, c: u32) -> f32 {
   return load_f16_at(b + Q6_K_D) * f32(load_i8_at(b + Q6_K_SCALES + i / 16u)) * f32(i32(low | (high << 4u)) - 32);
 }
 
-// ---- Units for dot products. Quantized types: 32 values as packed int8 in two vec4 words,
-// contributing d * (s0 * dot(first 16) + s1 * dot(last 16)) - m * sum(activations), each integer
-// dot exact, as ggml's integer dot products are. Float types: 4 values. Everything is written
+// ---- Units for dot products. Quantized types: 32 values as packed int8 in two vec4 words (the
+// CPU's eight lanes take one word each: values 4l .. 4l + 3), integer scales s0 for the first 16 and
+// s1 for the last 16 values, the block's (or super-block's) scale d, and for Q4_K/Q5_K the
+// unit's integer min mi with the super-block's dmin. Float types: 4 values. Everything is written
 // with vectors and no indexed private arrays, which compilers (llvmpipe's most of all) keep in
 // registers.
 
@@ -81,8 +82,12 @@ struct QUnit {
   d: f32,
   s0: i32,
   s1: i32,
-  m: f32,
+  dmin: f32,
+  mi: i32,
 }
+
+// 32-value units per block: the K-quants sum a super-block's units as integers before its scale.
+const UNITS_PER_BLOCK: u32 = select(1u, 8u, DTYPE == T_Q4_K || DTYPE == T_Q5_K || DTYPE == T_Q6_K);
 
 // 16 bytes at an even offset, without branching on the alignment.
 fn load_vec4_at(byte: u32) -> vec4<u32> {
@@ -105,7 +110,8 @@ fn weight_unit(row: u32, u: u32) -> QUnit {
   var r: QUnit;
   r.s0 = 1;
   r.s1 = 1;
-  r.m = 0.0;
+  r.dmin = 0.0;
+  r.mi = 0;
   if (DTYPE == T_Q8_0) {
     let b = row + u * Q8_0_BYTES;
     r.d = load_f16_at(b + Q8_0_D);
@@ -125,7 +131,8 @@ fn weight_unit(row: u32, u: u32) -> QUnit {
     r.d = load_f16_at(b + Q4_K_D);
     r.s0 = i32(sm.x);
     r.s1 = r.s0;
-    r.m = load_f16_at(b + Q4_K_DMIN) * f32(sm.y);
+    r.dmin = load_f16_at(b + Q4_K_DMIN);
+    r.mi = i32(sm.y);
     // K-quant blocks are 144 and 176 bytes: their nibble and high-bit arrays are word aligned.
     let qs = (b + select(Q4_K_QS, Q5_K_QS, is5)) / 4u + 8u * (sub / 2u);
     let shift = vec4<u32>(4u * (sub & 1u));
@@ -176,4 +183,48 @@ fn weight_vec4(row: u32, c: u32, cols: u32) -> vec4<f32> {
     }
   }
   return v;
+}
+
+// ---- One lane's part of a unit, for kernels that give each of the CPU's lanes an invocation:
+// word l of unit u (values 32u + 4l .. 32u + 4l + 3) as packed int8 and its integer scale (Q8_0
+// and the K-quants), and the scales of the block holding unit u.
+
+struct QWord {
+  q: u32,
+  s: i32,
+}
+
+fn weight_word(row: u32, u: u32, l: u32) -> QWord {
+  if (DTYPE == T_Q8_0) { return QWord(load_u32_at(row + u * Q8_0_BYTES + Q8_0_QS + 4u * l), 1); }
+  if (DTYPE == T_Q4_K || DTYPE == T_Q5_K) {
+    let is5 = DTYPE == T_Q5_K;
+    let b = row + (u / 8u) * select(Q4_K_BYTES, Q5_K_BYTES, is5);
+    let sub = u % 8u;
+    var q = (w[(b + select(Q4_K_QS, Q5_K_QS, is5)) / 4u + 8u * (sub / 2u) + l] >> (4u * (sub & 1u))) & NIBBLES;
+    if (is5) { q |= ((w[(b + Q5_K_QH) / 4u + l] >> sub) & 0x01010101u) << 4u; }
+    return QWord(q, i32(scale_min_k4(b, sub).x));
+  }
+  // Q6_K
+  let b = row + (u / 8u) * Q6_K_BYTES;
+  let j = u % 8u;
+  let quarter = j % 4u;
+  let ql = b + Q6_K_QL + 64u * (j / 4u) + select(0u, 32u, (quarter & 1u) != 0u) + 4u * l;
+  let qh = b + Q6_K_QH + 32u * (j / 4u) + 4u * l;
+  let low = (load_u32_at(ql) >> select(0u, 4u, quarter >= 2u)) & NIBBLES;
+  let high = ((load_u32_at(qh) >> (2u * quarter)) & 0x03030303u) << 4u;
+  return QWord(bytes_minus4(vec4<u32>(low | high), 0x20202020u).x, load_i8_at(b + Q6_K_SCALES + 2u * j + select(0u, 1u, l >= 4u)));
+}
+
+// (d, dmin) of the block holding unit u.
+fn block_scales(row: u32, u: u32) -> vec2<f32> {
+  if (DTYPE == T_Q8_0) { return vec2<f32>(load_f16_at(row + u * Q8_0_BYTES + Q8_0_D), 0.0); }
+  if (DTYPE == T_Q4_0) { return vec2<f32>(load_f16_at(row + u * Q4_0_BYTES + Q4_0_D), 0.0); }
+  if (DTYPE == T_Q6_K) { return vec2<f32>(load_f16_at(row + (u / 8u) * Q6_K_BYTES + Q6_K_D), 0.0); }
+  let b = row + (u / 8u) * select(Q4_K_BYTES, Q5_K_BYTES, DTYPE == T_Q5_K);
+  return vec2<f32>(load_f16_at(b + Q4_K_D), load_f16_at(b + Q4_K_DMIN));
+}
+
+// The integer min of unit u of a Q4_K/Q5_K row.
+fn unit_min(row: u32, u: u32) -> i32 {
+  return i32(scale_min_k4(row + (u / 8u) * select(Q4_K_BYTES, Q5_K_BYTES, DTYPE == T_Q5_K), u % 8u).y);
 }

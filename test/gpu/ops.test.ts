@@ -1,8 +1,11 @@
 // Every WGSL kernel, run as a one-op graph on the WebGPU backend, against the TypeScript reference on
 // random inputs: with the adapter's features (shader-f16, subgroups) and with the fallbacks.
 // Activations are fed through get_rows of F32 tables as in test/kernels/ops.test.ts, and a second
-// step exercises the KV cache (a prefill step, then decode steps).
+// step exercises the KV cache (a prefill step, then decode steps). Then the same graphs on the CPU
+// backend: the kernels compute its floating-point order, so the outputs must be equal.
 import { describe, expect, it } from 'vitest';
+import type { Backend } from '../../src/backend/backend.js';
+import { CpuBackend } from '../../src/backend/cpu/cpu-backend.js';
 import { WebGpuBackend, type WebGpuBackendOptions } from '../../src/backend/webgpu/webgpu-backend.js';
 import { GGML_TYPES, GgmlType } from '../../src/gguf/ggml-type.js';
 import { GraphBuilder, type WeightData } from '../../src/model/graph.js';
@@ -37,10 +40,13 @@ async function runSteps(
   build: (g: GraphBuilder, tokens: number) => number,
   steps: Steps[],
   kvCacheType: 'f32' | 'f16' = 'f32',
+  backend: Backend = new WebGpuBackend(options),
 ): Promise<Float32Array[]> {
   const g = new GraphBuilder();
   const graph = g.build(build(g, g.tokens()));
-  const compiled = await new WebGpuBackend(options).compile(graph, { slots: 1, contextSize: 256, maxBatch: 40, kvCacheType, threads: 1 });
+  const maxBatch = Math.max(40, ...steps.map((s) => s.tokens.length));
+  const contextSize = Math.max(256, ...steps.flatMap((s) => s.positions.map((p) => p + 1)));
+  const compiled = await backend.compile(graph, { slots: 1, contextSize, maxBatch, kvCacheType, threads: 1 });
   try {
     const results: Float32Array[] = [];
     for (const s of steps) {
@@ -213,6 +219,70 @@ describe.skipIf(skipReason)(title('WebGPU kernels match the TypeScript reference
           }
         });
       }
+    });
+  }
+});
+
+// The CPU backend's bits: its kernels follow llama.cpp's AVX2 order (eight FMA lanes, Q4_0's one
+// chain, ggml's and glibc's expf, the softmax sum in double), and so do the WGSL kernels, with FMAs
+// emulated where the device's fma() rounds twice (shaders/include/fma.wgsl).
+describe.skipIf(skipReason)(title('WebGPU kernels compute the CPU backend\'s bits'), () => {
+  for (const { name, options } of featureConfigs) {
+    describe(name, () => {
+      const r = prng(12);
+      const both = async (build: (g: GraphBuilder, tokens: number) => number, steps: Steps[], kv: 'f32' | 'f16' = 'f32') => {
+        const gpu = await runSteps(options, build, steps, kv);
+        const cpu = await runSteps(options, build, steps, kv, new CpuBackend());
+        return { gpu, cpu };
+      };
+
+      for (const type of WEIGHT_TYPES) {
+        it(`mul_mat ${GGML_TYPES[type].name}: matrix-vector and tiled kernels`, async () => {
+          // Float rows of 523: 65 lanes' steps and a tail of 3 products.
+          const cols = GGML_TYPES[type].blockSize === 1 ? 523 : 512, rows = 67;
+          const weights = quantize(type, gaussians(r, rows * cols));
+          for (const nTokens of [1, 3, 8, 33]) {
+            const x = gaussians(r, nTokens * cols);
+            const { gpu, cpu } = await both((g, t) => g.mulMat('m', g.constant('w', type, cols, rows, data(weights)), g.getRows('x', table(g, x, cols), t)), [{ tokens: range(nTokens), positions: range(nTokens) }]);
+            expect(gpu[0], `${nTokens} tokens`).toEqual(cpu[0]);
+          }
+        });
+      }
+
+      for (const kv of ['f32', 'f16'] as const) {
+        it(`attention, ${kv} cache: a prefill step, then decode steps`, async () => {
+          // Head dimensions of 64 (two 32-value steps of the q . k lanes) and 40 (one, and a tail).
+          for (const headDim of [64, 40]) {
+            const nHeads = 4, nKv = 2, total = 70;
+            const q = gaussians(r, total * nHeads * headDim, 0.5);
+            const k = gaussians(r, total * nKv * headDim, 0.5);
+            const v = gaussians(r, total * nKv * headDim);
+            const steps = [{ tokens: range(67), positions: range(67) }, ...[67, 68, 69].map((p) => ({ tokens: [p], positions: [p] }))];
+            const { gpu, cpu } = await both((g, t) => g.attention('a', g.getRows('q', table(g, q, nHeads * headDim), t), g.getRows('k', table(g, k, nKv * headDim), t),
+              g.getRows('v', table(g, v, nKv * headDim), t), { layer: 0, nHeads, nKvHeads: nKv, headDim, scale: 1 / Math.sqrt(headDim) }), steps, kv);
+            gpu.forEach((y, i) => expect(y, `head dim ${headDim}, step ${i}`).toEqual(cpu[i]));
+          }
+        });
+      }
+
+      it('swiglu over gates from -120 to 120 (exp under- and overflowing) and zeros', async () => {
+        const cols = 64, n = 6;
+        const gate = Float32Array.from(gaussians(r, n * cols, 6), (v, i) => (i % 17 === 0 ? 0 : i % 29 === 0 ? v * 20 : v));
+        const up = gaussians(r, n * cols);
+        const { gpu, cpu } = await both((g, t) => g.swiglu('s', g.getRows('a', table(g, gate, cols), t), g.getRows('b', table(g, up, cols), t)), [{ tokens: range(n), positions: range(n) }]);
+        expect(gpu[0]).toEqual(cpu[0]);
+      });
+
+      it('rope, normal and neox, at positions up to 4000', async () => {
+        const nHeads = 3, headDim = 64, n = 8;
+        const x = gaussians(r, n * nHeads * headDim);
+        const positions = [0, 1, 7, 100, 511, 1000, 3000, 4000];
+        for (const neox of [false, true]) {
+          const { gpu, cpu } = await both((g, t) => g.rope('r', g.getRows('x', table(g, x, nHeads * headDim), t), { nHeads, headDim, nRot: headDim, neox, freqBase: 10000, freqScale: 1 }),
+            [{ tokens: range(n), positions }]);
+          expect(gpu[0], `neox=${neox}`).toEqual(cpu[0]);
+        }
+      });
     });
   }
 });

@@ -7,6 +7,7 @@ import { type GraphTensor, Op, ROWS_PER_OUTPUT, ROWS_PER_TOKEN } from '../../mod
 import type { CompileOptions } from '../backend.js';
 import type { Copy, DispatchSpec, Step } from './dispatch-table.js';
 import type { AdapterSummary } from './gpu-device.js';
+import { f16DotLanes } from './cpu-order.js';
 import { align, f32Values, type GpuBuffers } from './gpu-buffers.js';
 import { type GpuPlan, MAX_HEAD_DIM } from './plan.js';
 import type { RopeAngles } from './rope-table.js';
@@ -14,8 +15,10 @@ import type { ShaderDefines } from './shader-source.js';
 
 /** Steps with fewer tokens than this use the matrix-vector kernel; longer ones the tiled one. */
 const MAT_VEC_MAX_TOKENS = 4;
-/** Rows x tokens of one tiled mul_mat workgroup (8 x 8 invocations, 4 x 4 each). */
-const MAT_TILE = 32;
+/** Rows x tokens each invocation of the tiled mul_mat keeps: eight lanes per product take registers, Q4_0's one chain few. */
+const tileOf = (type: GgmlType) => (type === GgmlType.Q4_0 ? { TR: 4, TT: 4 } : { TR: 2, TT: 2 });
+/** Invocations per side of a tiled mul_mat workgroup (see the shader's SIDE). */
+const MAT_SIDE = 8;
 /** Workgroup size of the kernels that take one (see the shaders' WG). */
 const WG = 64;
 
@@ -79,7 +82,7 @@ export function maxHeads(plan: GpuPlan): number {
   return Math.max(0, ...plan.graph.nodes.filter((n) => n.op === Op.Attention).map((n) => n.params[1]!));
 }
 
-export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBuffers, features: AdapterSummary & { dot4: boolean }): GraphWork {
+export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBuffers, features: AdapterSummary & { dot4: boolean; fusedFma: boolean }): GraphWork {
   const { tensors, nodes } = plan.graph;
   const tokens = buffers.storage('tokens', 4 * options.maxBatch);
   const positions = buffers.storage('positions', 4 * options.maxBatch);
@@ -110,11 +113,12 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
   // Which tensor each scratch holds, in node order: q, k and v (or gate and up) share one conversion.
   const holds = new Map<ActClass, number>();
 
-  const base: ShaderDefines = { WG, SUBGROUPS: false, SG_ONLY: false, F16: false, DOT4: features.dot4 };
+  const base: ShaderDefines = { WG, SUBGROUPS: false, SG_ONLY: false, F16: false, DOT4: features.dot4, FUSED_FMA: features.fusedFma };
   const reduce = { SUBGROUPS: features.subgroups };
-  // A workgroup that is exactly one subgroup reduces without workgroup memory or barriers.
-  const oneSubgroup = features.subgroups && features.subgroupMinSize === features.subgroupMaxSize && features.subgroupMinSize >= 4;
-  const matVec = oneSubgroup ? { SUBGROUPS: true, SG_ONLY: true, WG: features.subgroupMinSize } : reduce;
+  // mul_mat_vec gives the eight lanes of each product to eight invocations of one subgroup.
+  const laneSplit = features.subgroups && features.subgroupMinSize >= 8;
+  const matVecWg = Math.max(WG, features.subgroupMaxSize);
+  const f16Lanes = f16DotLanes();
   const kvDefines = { KV_F16: kvF16, F16: kvF16 && features.f16, MAX_HEAD_DIM };
   const dispatch = (
     shader: string,
@@ -171,15 +175,20 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
         const a = cls === 'f32' ? act(x) : scratchOf(cls);
         // With shader-f16, F16 rows are read 8 bytes at a time, which needs rows of whole vec4s.
         const f16 = type === GgmlType.F16 && features.f16 && cols % 4 === 0;
-        const defines = { DTYPE: type, IS_FLOAT: isFloat(type), F16: f16 };
+        const defines = { DTYPE: type, IS_FLOAT: isFloat(type), F16: f16, FLOAT_LANES: type === GgmlType.F16 ? f16Lanes : 8 };
+        const tile = tileOf(type);
+        const vector = (s: Step) => laneSplit && xRows(s) < MAT_VEC_MAX_TOKENS;
         for (const c of w.chunks) {
           const resources = { w: c.buffer, a, y, ...(f16 ? { wh: c.buffer } : {}) };
           const params = (s: Step) => ({
-            cols, rows: c.rows, row_bytes: w.rowBytes, n_tokens: xRows(s), units: cols / 32, a_d: aD, a_s: aS, out_cols: w.tensor.rows, out_offset: c.firstRow,
+            cols, rows: c.rows, row_bytes: w.rowBytes, n_tokens: xRows(s), units: cols / 32, a_d: aD, a_s: aS, out_cols: w.tensor.rows, out_offset: c.firstRow, zero: 0,
           });
-          items.push(dispatch('mul_mat_vec', { ...defines, ...matVec }, resources, params, (s) => c.rows * xRows(s), (s) => xRows(s) < MAT_VEC_MAX_TOKENS));
-          items.push(dispatch('mul_mat', defines, resources, params,
-            (s) => [Math.ceil(c.rows / MAT_TILE), Math.ceil(xRows(s) / MAT_TILE)], (s) => xRows(s) >= MAT_VEC_MAX_TOKENS));
+          if (laneSplit) {
+            items.push(dispatch('mul_mat_vec', { ...defines, SUBGROUPS: true, WG: matVecWg }, resources, params,
+              (s) => Math.ceil((c.rows * xRows(s)) / (matVecWg / 8)), vector));
+          }
+          items.push(dispatch('mul_mat', { ...defines, ...tile }, resources, params,
+            (s) => [Math.ceil(c.rows / (MAT_SIDE * tile.TR)), Math.ceil(xRows(s) / (MAT_SIDE * tile.TT))], (s) => !vector(s)));
         }
         if (node.inputs.length > 2) {
           items.push(dispatch('add_bias', {}, { bias: buffers.vector(tensors[node.inputs[2]!]!), y }, (s) => ({ cols: out.cols, n: outValues(s) }), perElement(outValues)));
@@ -190,7 +199,7 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
         items.push(dispatch('add', {}, { a: act(node.inputs[0]!), b: act(node.inputs[1]!), y }, (s) => ({ n: outValues(s) }), perElement(outValues)));
         break;
       case Op.SwiGlu:
-        items.push(dispatch('swiglu', {}, { gate: act(node.inputs[0]!), up: act(node.inputs[1]!), y }, (s) => ({ n: outValues(s) }), perElement(outValues)));
+        items.push(dispatch('swiglu', {}, { gate: act(node.inputs[0]!), up: act(node.inputs[1]!), y }, (s) => ({ n: outValues(s), zero: 0 }), perElement(outValues)));
         break;
       case Op.Rope: {
         const [nHeads, headDim, nRot, neox, freqBase, freqScale] = node.params as [number, number, number, number, number, number];
@@ -203,7 +212,7 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
           ropes.set(key, { angles, table, buffer: buffers.storage(`rope ${key}`, table.byteLength) });
         }
         items.push(dispatch('rope', {}, { x: act(node.inputs[0]!), cs: ropes.get(key)!.buffer, y },
-          (s) => ({ n_heads: nHeads, head_dim: headDim, n_rot: nRot, neox, n: outValues(s) }), perElement(outValues)));
+          (s) => ({ n_heads: nHeads, head_dim: headDim, n_rot: nRot, neox, n: outValues(s), zero: 0 }), perElement(outValues)));
         break;
       }
       case Op.Attention: {
@@ -218,13 +227,13 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
             (s) => ({ kv_width: plan.kvWidth, n_tokens: s.nTokens }), (s) => Math.ceil((s.nTokens * kvWords) / WG)),
           // Decode: scores for every cache row in parallel, a softmax per head, then the values.
           dispatch('attention_scores', kvDefines, caches.map((c) => ({ q, kc: c.k, vc: c.v, positions, scores })),
-            () => ({ ...geometry, ctx: options.contextSize, scale }), (s) => Math.ceil((nHeads * s.kvLength) / WG), decode),
-          dispatch('softmax', reduce, { positions, x: scores }, () => ({ n_rows: nHeads, stride: options.contextSize }), () => nHeads, decode),
+            () => ({ ...geometry, ctx: options.contextSize, scale, zero: 0 }), (s) => Math.ceil((nHeads * s.kvLength) / WG), decode),
+          dispatch('softmax', reduce, { positions, x: scores }, () => ({ n_rows: nHeads, stride: options.contextSize, zero: 0 }), () => nHeads, decode),
           dispatch('attention_values', kvDefines, caches.map((c) => ({ probs: scores, kc: c.k, vc: c.v, positions, y })),
-            () => ({ ...geometry, ctx: options.contextSize }), () => Math.ceil((nHeads * headDim) / WG), decode),
-          // Prefill: a workgroup per (token, head) with an online softmax.
+            () => ({ ...geometry, ctx: options.contextSize, zero: 0 }), () => Math.ceil((nHeads * headDim) / WG), decode),
+          // Prefill: a workgroup per (token, head).
           dispatch('attention', { ...kvDefines, ...reduce }, caches.map((c) => ({ q, kc: c.k, vc: c.v, positions, y })),
-            (s) => ({ ...geometry, n_tokens: s.nTokens, scale }), (s) => s.nTokens * nHeads, (s) => !decode(s)),
+            (s) => ({ ...geometry, n_tokens: s.nTokens, scale, zero: 0 }), (s) => s.nTokens * nHeads, (s) => !decode(s)),
         );
         break;
       }

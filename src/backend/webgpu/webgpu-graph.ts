@@ -12,9 +12,10 @@ import { WebGpuLimitError, WebGpuUnavailableError } from './errors.js';
 import { type GpuContext, openDevice } from './gpu-device.js';
 import { align, GpuBuffers } from './gpu-buffers.js';
 import { type GraphWork, graphWork, maxHeads, maxMulMatCols } from './graph-dispatches.js';
+import { fmaIsFused } from './fma-probe.js';
 import { KernelCache } from './kernels.js';
 import type { GpuPlan } from './plan.js';
-import { ropeTable } from './rope-table.js';
+import { RopeTable } from './rope-table.js';
 
 export interface WebGpuTuning {
   /** Largest weight binding in bytes; larger tensors are split by rows. Default: the adapter's limit. */
@@ -43,6 +44,8 @@ export class WebGpuGraph implements CompiledGraph {
     private readonly table: DispatchTable,
     private readonly argmax: Dispatch,
     kernels: KernelCache,
+    /** The (cos, sin) tables of work.ropes, computed by the CPU backend. */
+    private readonly ropeTables: RopeTable[],
   ) {
     this.ctx = ctx;
     this.outputWidth = plan.graph.tensors[plan.graph.output]!.cols;
@@ -78,13 +81,16 @@ export class WebGpuGraph implements CompiledGraph {
       throw e;
     }
     const buffers = new GpuBuffers(device, ctx.constants.GPUBufferUsage, chunkLimit);
+    let ropeTables: RopeTable[] = [];
     try {
-      const work = graphWork(plan, options, buffers, { ...ctx.summary, dot4: ctx.dot4 });
+      const work = graphWork(plan, options, buffers, { ...ctx.summary, dot4: ctx.dot4, fusedFma: await fmaIsFused(device, ctx.constants) });
       const kernels = new KernelCache(device, ctx.constants);
       const { table, extra } = await DispatchTable.create(device, kernels, buffers, work.items, [work.argmax]);
       await device.queue.onSubmittedWorkDone();
-      return new WebGpuGraph(ctx, device, plan, options, buffers, work, table, extra[0]!, kernels);
+      ropeTables = work.ropes.map((r) => new RopeTable(r.angles, options.contextSize, options.maxBatch));
+      return new WebGpuGraph(ctx, device, plan, options, buffers, work, table, extra[0]!, kernels, ropeTables);
     } catch (e) {
+      for (const r of ropeTables) r.dispose();
       buffers.destroy();
       device.destroy();
       ctx.release();
@@ -115,12 +121,12 @@ export class WebGpuGraph implements CompiledGraph {
   }
 
   /** Writes the step's inputs and records it; returns the encoder for the caller's readback. */
-  private encodeStep(tokens: Int32Array, positions: Int32Array, slot: number, s: Step): GPUCommandEncoder {
+  private async encodeStep(tokens: Int32Array, positions: Int32Array, slot: number, s: Step): Promise<GPUCommandEncoder> {
     const q = this.device.queue;
     q.writeBuffer(this.work.tokens, 0, tokens.buffer, tokens.byteOffset, tokens.byteLength);
     q.writeBuffer(this.work.positions, 0, positions.buffer, positions.byteOffset, positions.byteLength);
-    for (const rope of this.work.ropes) {
-      ropeTable(positions, s.nTokens, rope.angles, rope.table);
+    for (const [i, rope] of this.work.ropes.entries()) {
+      await this.ropeTables[i]!.fill(positions, rope.table);
       q.writeBuffer(rope.buffer, 0, rope.table.buffer, 0, s.nTokens * rope.angles.nRot * 4);
     }
     this.table.writeParams(s);
@@ -141,7 +147,7 @@ export class WebGpuGraph implements CompiledGraph {
       const s = this.prepare(tokens, positions, slot, allOutputs);
       const values = this.work.outputRows(s) * this.outputWidth;
       if (out.length < values) throw new InvalidArgumentError(`the output buffer holds ${out.length} values; ${values} are needed`);
-      const encoder = this.encodeStep(tokens, positions, slot, s);
+      const encoder = await this.encodeStep(tokens, positions, slot, s);
       encoder.copyBufferToBuffer(this.work.output, 0, this.readback, 0, 4 * values);
       this.device.queue.submit([encoder.finish()]);
       await this.readback.mapAsync(this.ctx!.constants.GPUMapMode.READ, 0, 4 * values);
@@ -155,7 +161,7 @@ export class WebGpuGraph implements CompiledGraph {
   forwardArgmax(tokens: Int32Array, positions: Int32Array, slot: number): Promise<number> {
     return this.serial(async () => {
       const s = this.prepare(tokens, positions, slot, false);
-      const encoder = this.encodeStep(tokens, positions, slot, s);
+      const encoder = await this.encodeStep(tokens, positions, slot, s);
       const pass = encoder.beginComputePass();
       DispatchTable.dispatch(pass, this.argmax, s, slot);
       pass.end();
@@ -188,6 +194,7 @@ export class WebGpuGraph implements CompiledGraph {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    for (const r of this.ropeTables) r.dispose();
     this.buffers.destroy();
     this.device.destroy();
     this.ctx!.release();
