@@ -68,31 +68,46 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     }
     s = acc;
   } else {
+    // Eight units a step: a K-quant super-block, whose integer sums meet its scale once, or eight
+    // Q8_0 blocks, each with its own FMA (and any last blocks one at a time).
     var acc = 0.0;
     var mins = 0.0;
-    for (var b = 0u; b < p.units; b += UNITS_PER_BLOCK) {
+    let whole = p.units & ~7u;
+    for (var b = 0u; b < whole; b += 8u) {
       var sum = 0;
-      for (var u = b; u < b + UNITS_PER_BLOCK; u++) {
+      for (var k = 0u; k < 8u; k++) {
+        let u = b + k;
         let q = weight_word(row, u, l);
-        sum += q.s * dot4i8(q.q, a[8u * (t * p.units + u) + l]);
-      }
-      let wd = block_scales(row, b);
-      let ad = bitcast<f32>(a[p.a_d + t * p.units + b]);
-      acc = fma_rn(f32(sum), wd.x * ad, acc);
-      let dm = -ad * wd.y;
-      if (DTYPE == T_Q4_K) {
-        // Lanes 0-3: the mins of units 2l and 2l + 1.
-        if (l < 4u) {
-          let u = b + 2u * l;
-          let m = unit_min(row, u) * bitcast<i32>(a[p.a_s + t * p.units + u]) + unit_min(row, u + 1u) * bitcast<i32>(a[p.a_s + t * p.units + u + 1u]);
-          mins = fma_rn(f32(m), dm, mins);
+        let dot = q.s * dot4i8(q.q, a[8u * (t * p.units + u) + l]);
+        if (UNITS_PER_BLOCK == 1u) {
+          acc = fma_rn(f32(dot), block_scales(row, u).x * bitcast<f32>(a[p.a_d + t * p.units + u]), acc);
+        } else {
+          sum += dot;
         }
       }
-      if (DTYPE == T_Q5_K) {
-        var m = 0;
-        for (var u = b; u < b + 8u; u++) { m += unit_min(row, u) * bitcast<i32>(a[p.a_s + t * p.units + u]); }
-        mins = fma_rn(dm, f32(m), mins);
+      if (UNITS_PER_BLOCK == 8u) {
+        let wd = block_scales(row, b);
+        let ad = bitcast<f32>(a[p.a_d + t * p.units + b]);
+        acc = fma_rn(f32(sum), wd.x * ad, acc);
+        let dm = -ad * wd.y;
+        if (DTYPE == T_Q4_K) {
+          // Lanes 0-3: the mins of units 2l and 2l + 1.
+          if (l < 4u) {
+            let u = b + 2u * l;
+            let m = unit_min(row, u) * bitcast<i32>(a[p.a_s + t * p.units + u]) + unit_min(row, u + 1u) * bitcast<i32>(a[p.a_s + t * p.units + u + 1u]);
+            mins = fma_rn(f32(m), dm, mins);
+          }
+        }
+        if (DTYPE == T_Q5_K) {
+          var m = 0;
+          for (var u = b; u < b + 8u; u++) { m += unit_min(row, u) * bitcast<i32>(a[p.a_s + t * p.units + u]); }
+          mins = fma_rn(dm, f32(m), mins);
+        }
       }
+    }
+    for (var u = whole; u < p.units; u++) {
+      let q = weight_word(row, u, l);
+      acc = fma_rn(f32(dot4i8(q.q, a[8u * (t * p.units + u) + l])), block_scales(row, u).x * bitcast<f32>(a[p.a_d + t * p.units + u]), acc);
     }
     s = lanes_hsum8(acc);
     if (DTYPE == T_Q4_K) { s += lanes_hsum4(mins); }

@@ -3,9 +3,9 @@
 // Where the device's fma() was seen to fuse (FUSED_FMA, probed when the device opens) it is used;
 // elsewhere fma_rn computes the same bits with ordinary float operations: Dekker's exact product
 // (a * b = p + e, from 12-bit halves whose products are exact, so fusing any of them changes
-// nothing), then Boldo and Melquiond's correctly rounded sum p + e + c (Algorithm 5.4 of "Emulation
-// of FMA and correctly rounded sums: proved algorithms using rounding to odd"), which rounds the
-// low part to odd. Products outside [2^-100, 2^100] in magnitude fall back to fma().
+// nothing), then Boldo and Melquiond's correctly rounded sum of three, c + p + e ("Emulation of FMA
+// and correctly rounded sums: proved algorithms using rounding to odd"), which rounds the low part
+// to odd. Products outside [2^-100, 2^100] in magnitude fall back to fma().
 //
 // The including shader's Params has a field `zero` that the host sets to 0. Compilers that treat
 // float math as real-number algebra (Mesa's NIR does, for operations not marked exact, and WGSL
@@ -39,17 +39,17 @@ fn two_prod(a: f32, b: f32) -> vec2<f32> {
 
 fn fma_rn(a: f32, b: f32, c: f32) -> f32 {
   if (FUSED_FMA) { return fma(a, b, c); }
+  // a * b = p + e exactly, and p + e rounds to p: the sum of three c + p + e, correctly rounded,
+  // is RN(t + RO(u + e)) with t + u = c + p exactly (the paper's Algorithm 5.5).
   let pe = two_prod(a, b);
-  let p = pe.x;
-  let t = two_sum(c, pe.y);
-  let v = two_sum(p, t.x);
-  let s = two_sum(t.y, v.y);
+  let t = two_sum(c, pe.x);
+  let s = two_sum(t.y, pe.y);
   // Round s.x to odd: an inexact, even sum moves one step toward the exact one.
   let bits = bitcast<u32>(s.x);
   let step = select(0xffffffffu, 1u, (s.y > 0.0) == (s.x > 0.0));
   let odd = select(s.x, bitcast<f32>(bits + step), s.y != 0.0 && (bits & 1u) == 0u);
-  let m = abs(p);
-  return select(fma(a, b, c), v.x + odd, m >= 0x1p-100f && m <= 0x1p100f);
+  let m = abs(pe.x);
+  return select(fma(a, b, c), t.x + odd, m >= 0x1p-100f && m <= 0x1p100f);
 }
 
 fn fma_rn4(a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) -> vec4<f32> {

@@ -15,8 +15,8 @@ import type { ShaderDefines } from './shader-source.js';
 
 /** Steps with fewer tokens than this use the matrix-vector kernel; longer ones the tiled one. */
 const MAT_VEC_MAX_TOKENS = 4;
-/** Rows x tokens each invocation of the tiled mul_mat keeps: eight lanes per product take registers, Q4_0's one chain few. */
-const tileOf = (type: GgmlType) => (type === GgmlType.Q4_0 ? { TR: 4, TT: 4 } : { TR: 2, TT: 2 });
+/** Rows x tokens each invocation of the tiled mul_mat keeps (measured on lavapipe): eight lanes (or 16) per product take registers, Q4_0's one chain few. */
+const tileOf = (type: GgmlType) => (type === GgmlType.Q4_0 || isFloat(type) ? { TR: 4, TT: 4 } : { TR: 2, TT: 4 });
 /** Invocations per side of a tiled mul_mat workgroup (see the shader's SIDE). */
 const MAT_SIDE = 8;
 /** Workgroup size of the kernels that take one (see the shaders' WG). */
