@@ -1,9 +1,10 @@
 // Causal GQA attention of a prefill step over the KV cache, in the CPU backend's order
 // (include/attend.wgsl): one workgroup per (token, head) walks the cache rows 0..position three
-// times, recomputing each score rather than storing it: for the largest score, for the sum of the
-// exps (each invocation summing every WG-th eight positions, the sums then added in invocation
-// order), and, WG positions at a time, for the probabilities that weight the values. Query head h
-// reads KV head h / (n_heads / n_kv_heads).
+// times: for the scores and the largest, for the exps and their sum (each invocation summing every
+// WG-th eight positions, the sums then added in invocation order), and, WG positions at a time, for
+// the probabilities that weight the values. Up to MAX_KEPT positions the scores, then the exps, are
+// kept in workgroup memory; past that each pass computes them again. Query head h reads KV head
+// h / (n_heads / n_kv_heads).
 #if F16
 enable f16;
 #endif
@@ -30,9 +31,12 @@ struct Params {
 @group(0) @binding(5) var<uniform> p: Params;
 
 const DIMS_PER_INVOCATION: u32 = MAX_HEAD_DIM / WG;
+// Positions whose score (then exp) workgroup memory keeps: 12 KiB of the 16 KiB WebGPU guarantees.
+const MAX_KEPT: u32 = 3072u;
 const LOWEST: f32 = -0x1.fffffep+127f; // -FLT_MAX
 
 var<workgroup> q_sh: array<f32, MAX_HEAD_DIM>;
+var<workgroup> kept: array<f32, MAX_KEPT>;
 var<workgroup> p_sh: array<f32, WG>;
 var<workgroup> sums: array<vec2<f32>, WG>;
 var<workgroup> inv_sh: f32;
@@ -59,14 +63,30 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   if (lid == 0u) { n_sh = u32(positions[t]) + 1u; }
   let n = workgroupUniformLoad(&n_sh);
 
+  let keep = n <= MAX_KEPT;
   var m = LOWEST;
-  for (var j = lid; j < n; j += WG) { m = max(m, score(j)); }
+  for (var j = lid; j < n; j += WG) {
+    let sj = score(j);
+    if (keep) { kept[j] = sj; }
+    m = max(m, sj);
+  }
   m = wg_max(m);
+  workgroupBarrier();
 
   var sum = vec2<f32>(0.0);
   for (var j = 8u * lid; j < n; j += 8u * WG) {
     var e: array<f32, 8>;
-    for (var i = 0u; i < 8u; i++) { e[i] = select(0.0, exp_ggml(score(min(j + i, n - 1u)) - m), j + i < n); }
+    for (var i = 0u; i < 8u; i++) {
+      e[i] = 0.0;
+      if (j + i < n) {
+        if (keep) {
+          e[i] = exp_ggml(kept[j + i] - m);
+          kept[j + i] = e[i];
+        } else {
+          e[i] = exp_ggml(score(j + i) - m);
+        }
+      }
+    }
     sum = add_eight(sum, vec4<f32>(e[0], e[1], e[2], e[3]), vec4<f32>(e[4], e[5], e[6], e[7]));
   }
   sums[lid] = sum;
@@ -83,7 +103,15 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   var hi = array<vec4<f32>, DIMS_PER_INVOCATION>();
   for (var j0 = 0u; j0 < n; j0 += WG) {
     let j = j0 + lid;
-    p_sh[lid] = select(0.0, exp_ggml(score(min(j, n - 1u)) - m) * inv, j < n);
+    var e = 0.0;
+    if (j < n) {
+      if (keep) {
+        e = kept[j];
+      } else {
+        e = exp_ggml(score(j) - m);
+      }
+    }
+    p_sh[lid] = e * inv;
     workgroupBarrier();
     let count = min(WG, n - j0);
     for (var k = 0u; k < DIMS_PER_INVOCATION; k++) {

@@ -73,7 +73,8 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>) {
   } else {
     for (var b = 0u; b < p.units; b += UNITS_PER_BLOCK) {
       // The block's integer sums: per lane (il, ih), whole (Q4_0), and the mins' (im: Q4_K by
-      // pairs of units, as four lanes; Q5_K whole in im.x).
+      // pairs of units, as four lanes; Q5_K whole in im.x). Zeroed explicitly: on lavapipe a `var`
+      // declared in a loop without an initializer kept its value from the previous iteration.
       var il = array<vec4<i32>, N>();
       var ih = array<vec4<i32>, N>();
       var whole = array<i32, N>();

@@ -250,14 +250,17 @@ describe.skipIf(skipReason)(title('WebGPU kernels compute the CPU backend\'s bit
       }
 
       for (const kv of ['f32', 'f16'] as const) {
-        it(`attention, ${kv} cache: a prefill step, then decode steps`, async () => {
+        it(`attention, ${kv} cache: a prefill step, decode steps, then a prefill step 3300 positions in`, async () => {
           // Head dimensions of 64 (two 32-value steps of the q . k lanes) and 40 (one, and a tail).
           for (const headDim of [64, 40]) {
             const nHeads = 4, nKv = 2, total = 70;
             const q = gaussians(r, total * nHeads * headDim, 0.5);
             const k = gaussians(r, total * nKv * headDim, 0.5);
             const v = gaussians(r, total * nKv * headDim);
-            const steps = [{ tokens: range(67), positions: range(67) }, ...[67, 68, 69].map((p) => ({ tokens: [p], positions: [p] }))];
+            // Then a prefill step past the 3072 positions whose scores the fused kernel keeps in
+            // workgroup memory (the cache rows between hold zeros on both backends).
+            const steps = [{ tokens: range(67), positions: range(67) }, ...[67, 68, 69].map((p) => ({ tokens: [p], positions: [p] })),
+              { tokens: range(4), positions: range(4, 3300) }];
             const { gpu, cpu } = await both((g, t) => g.attention('a', g.getRows('q', table(g, q, nHeads * headDim), t), g.getRows('k', table(g, k, nKv * headDim), t),
               g.getRows('v', table(g, v, nKv * headDim), t), { layer: 0, nHeads, nKvHeads: nKv, headDim, scale: 1 / Math.sqrt(headDim) }), steps, kv);
             gpu.forEach((y, i) => expect(y, `head dim ${headDim}, step ${i}`).toEqual(cpu[i]));
