@@ -14,6 +14,7 @@ enable subgroups;
 #include "ids"
 #include "reduce"
 #include "attend"
+#include "softmax-total"
 
 struct Params {
   n_heads: u32,
@@ -38,8 +39,6 @@ const LOWEST: f32 = -0x1.fffffep+127f; // -FLT_MAX
 var<workgroup> q_sh: array<f32, MAX_HEAD_DIM>;
 var<workgroup> kept: array<f32, MAX_KEPT>;
 var<workgroup> p_sh: array<f32, WG>;
-var<workgroup> sums: array<vec2<f32>, WG>;
-var<workgroup> inv_sh: f32;
 var<workgroup> n_sh: u32;
 
 fn q_at(i: u32) -> f32 { return q_sh[i]; }
@@ -89,14 +88,7 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     }
     sum = add_eight(sum, vec4<f32>(e[0], e[1], e[2], e[3]), vec4<f32>(e[4], e[5], e[6], e[7]));
   }
-  sums[lid] = sum;
-  workgroupBarrier();
-  if (lid == 0u) {
-    var total = sums[0];
-    for (var i = 1u; i < WG; i++) { total = add_sums(total, sums[i]); }
-    inv_sh = recip_sum(total);
-  }
-  let inv = workgroupUniformLoad(&inv_sh);
+  let inv = wg_recip_sum(sum);
 
   // Dimension lid + k WG: lanes 0-3 in lo[k], 4-7 in hi[k].
   var lo = array<vec4<f32>, DIMS_PER_INVOCATION>();

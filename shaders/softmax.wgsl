@@ -7,7 +7,7 @@ enable subgroups;
 #endif
 #include "ids"
 #include "reduce"
-#include "exp-sum"
+#include "softmax-total"
 
 struct Params {
   n_rows: u32,
@@ -21,8 +21,6 @@ struct Params {
 
 const LOWEST: f32 = -0x1.fffffep+127f; // -FLT_MAX
 
-var<workgroup> sums: array<vec2<f32>, WG>;
-var<workgroup> inv_sh: f32;
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -47,14 +45,7 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     }
     sum = add_eight(sum, vec4<f32>(e[0], e[1], e[2], e[3]), vec4<f32>(e[4], e[5], e[6], e[7]));
   }
-  sums[lid] = sum;
-  workgroupBarrier();
-  if (lid == 0u) {
-    var total = sums[0];
-    for (var i = 1u; i < WG; i++) { total = add_sums(total, sums[i]); }
-    inv_sh = recip_sum(total);
-  }
-  let inv = workgroupUniformLoad(&inv_sh);
+  let inv = wg_recip_sum(sum);
   for (var j = 8u * lid; j < n; j += 8u * WG) {
     for (var i = 0u; i < 8u && j + i < n; i++) { x[base + j + i] *= inv; }
   }
