@@ -19,6 +19,8 @@ constexpr size_t kChunkBytes = 64 * 1024;
 // streaming (2 threads, GB/s from 64 KB to 256 KB chunks: Q8_0 20.0 -> 21.6, packed Q4_0 18.2 ->
 // 20.7, F16 21.6 -> 23.9).
 constexpr size_t kVectorChunkBytes = 256 * 1024;
+// A multiple of every tile's row count (3, 4 and 8).
+constexpr int64_t kTileRowsMultiple = 24;
 // Enough chunks per thread that a thread slowed by the OS does not hold up the others.
 constexpr int64_t kChunksPerThread = 4;
 // Tokens that meet one weight row while it is still in L1.
@@ -102,6 +104,9 @@ struct MulMatJob {
 // are enough chunks per thread.
 int64_t chunkRowsFor(size_t weightRowBytes, int64_t rows, int threads, int64_t multiple, int64_t nTokens) {
   const size_t bytes = nTokens == 1 ? kVectorChunkBytes : kChunkBytes;
+  // Several tokens: whole tiles of rows (the tiles take 3, 4 or 8 rows at a time), so no row of a
+  // wide matrix (F16 ffn_down: 5 rows per 64 KB) falls to a one-row tile.
+  if (nTokens > 1 && multiple == 1) multiple = kTileRowsMultiple;
   const int64_t byBytes = std::max<int64_t>(1, (int64_t)(bytes / weightRowBytes));
   const int64_t byBalance = std::max<int64_t>(1, rows / (threads * kChunksPerThread));
   const int64_t n = std::min(byBytes, byBalance);
