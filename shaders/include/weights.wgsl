@@ -215,10 +215,9 @@ fn weight_word(row: u32, u: u32, l: u32) -> QWord {
   return QWord(bytes_minus4(vec4<u32>(low | high), 0x20202020u).x, load_i8_at(b + Q6_K_SCALES + 2u * j + select(0u, 1u, l >= 4u)));
 }
 
-// (d, dmin) of the block holding unit u.
+// (d, dmin) of the block holding unit u (Q8_0 and the K-quants).
 fn block_scales(row: u32, u: u32) -> vec2<f32> {
   if (DTYPE == T_Q8_0) { return vec2<f32>(load_f16_at(row + u * Q8_0_BYTES + Q8_0_D), 0.0); }
-  if (DTYPE == T_Q4_0) { return vec2<f32>(load_f16_at(row + u * Q4_0_BYTES + Q4_0_D), 0.0); }
   if (DTYPE == T_Q6_K) { return vec2<f32>(load_f16_at(row + (u / 8u) * Q6_K_BYTES + Q6_K_D), 0.0); }
   let b = row + (u / 8u) * select(Q4_K_BYTES, Q5_K_BYTES, DTYPE == T_Q5_K);
   return vec2<f32>(load_f16_at(b + Q4_K_D), load_f16_at(b + Q4_K_DMIN));
