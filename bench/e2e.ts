@@ -160,16 +160,27 @@ function installLlamaCpp(): void {
   if (r.status !== 0) throw new Error('installing node-llama-cpp failed (see above)');
 }
 
-/** Distinct prompts per run: a first token that differs from every earlier run's, so no cache is reused. */
-function request(round: number, promptTokens: number, generate: number): RunRequest {
+/**
+ * Distinct prompts per run: a first token that differs from every earlier run's, so no cache is
+ * reused. Ids stay inside the model's vocabulary (stories260K has 512 tokens).
+ */
+function request(round: number, promptTokens: number, generate: number, vocab: number): RunRequest {
   let s = 0x9e3779b9 ^ round;
+  const span = Math.min(20000, Math.max(1, vocab - 1000));
+  const base = vocab > 21000 ? 1000 : 1;
   const rand = () => {
     s = (Math.imul(s, 1664525) + 1013904223) | 0;
-    return (s >>> 8) % 20000;
+    return (s >>> 8) % Math.min(span, vocab - base);
   };
-  const prompt = Array.from({ length: promptTokens }, () => 1000 + rand());
-  prompt[0] = 300 + 2 * round;
-  return { cmd: 'run', prompt, start: 301 + 2 * round, generate };
+  const prompt = Array.from({ length: promptTokens }, () => base + rand());
+  prompt[0] = (300 + 2 * round) % vocab;
+  return { cmd: 'run', prompt, start: (301 + 2 * round) % vocab, generate };
+}
+
+function vocabSize(file: string): number {
+  const embd = openGguf(file).file.tensors.find((t) => t.name === 'token_embd.weight');
+  if (!embd || embd.dims.length < 2) throw new Error(`${file} has no token_embd.weight`);
+  return embd.dims[1]!;
 }
 
 const fmt = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
@@ -201,6 +212,7 @@ export async function run(args: string[]): Promise<void> {
   let llamaBench: string | undefined;
   for (const spec of specs) {
     const { name, file } = resolveModel(spec, modelsDir);
+    const vocab = vocabSize(file);
     if (peers.includes('llama-bench')) llamaBench ??= ensureLlamaBench(file, modelsDir);
     const options = (engine: EngineOptions['engine']): EngineOptions => ({
       engine, backend, model: file, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType, flashAttention,
@@ -212,7 +224,7 @@ export async function run(args: string[]): Promise<void> {
       }
       const results = new Map<EngineName, Rates[]>(engines.map((e) => [e, []]));
       for (let round = 0; round <= runs; round++) {
-        const req = request(round, promptTokens, generate);
+        const req = request(round, promptTokens, generate, vocab);
         for (const p of procs) {
           const r = rates(await p.run(req));
           const label = round === 0 ? 'warm-up' : `run ${round}/${runs}`;
