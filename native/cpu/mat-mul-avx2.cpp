@@ -5,7 +5,6 @@
 // sum), only many at once. Compiled with -mavx2 -mfma -mf16c.
 #include "simd-avx2.h"
 
-#include <vector>
 
 #include "mat-mul-tiles.h"
 #include "mat-mul.h"
@@ -82,7 +81,17 @@ void q8_0EightRows(const TileArgs& a) {
   for (int r = 0; r < 8; r++) a.s[r] = hsum(acc[r]);
 }
 
-// Element access of a float type: E, load(const E*) -> 8 floats, scalar(E) -> float. (A struct, not
+// Eight float lanes, summed at the end in ggml's order (FloatTile's L).
+struct Lanes8 {
+  using V = __m256;
+  static constexpr int kWidth = 8;
+  static V zero() { return _mm256_setzero_ps(); }
+  static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static float hsum(V v) { return simd::hsum(v); }
+};
+
+// Element access of a float type: E, load(const E*) -> 8 floats (Lanes8::V), scalar(E) -> float. (A struct, not
 // function-pointer template arguments, which would drop __m256's vector attributes.)
 struct F32Elements {
   using E = float;
@@ -100,86 +109,26 @@ struct BF16Elements {
   static float scalar(E v) { return bf16(v); }
 };
 
-// XE: the weights' element type; YE: the activations'.
-template <typename XE, typename YE>
-struct FloatTile {
-  template <int R, int T>
-  struct Kernel {
-    static void run(const TileArgs& a) {
-      __m256 acc[R][T];
-      for (int r = 0; r < R; r++)
-        for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
-      const typename XE::E* x[R];
-      const typename YE::E* y[T];
-      for (int r = 0; r < R; r++) x[r] = reinterpret_cast<const typename XE::E*>(a.x + r * a.xStride);
-      for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const typename YE::E*>(a.y + t * a.yStride);
-      int64_t i = 0;
-      for (; i + 8 <= a.n; i += 8) {
-        __m256 vx[R];
-        for (int r = 0; r < R; r++) {
-          if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes, _MM_HINT_T0);
-          vx[r] = XE::load(x[r] + i);
-        }
-        for (int t = 0; t < T; t++) {
-          const __m256 vy = YE::load(y[t] + i);
-          for (int r = 0; r < R; r++) acc[r][t] = _mm256_fmadd_ps(vx[r], vy, acc[r][t]);
-        }
-      }
-      for (int r = 0; r < R; r++) {
-        for (int t = 0; t < T; t++) {
-          float sum = hsum(acc[r][t]);
-          for (int64_t j = i; j < a.n; j++) sum += XE::scalar(x[r][j]) * YE::scalar(y[t][j]);
-          a.s[t * a.ldS + r] = sum;
-        }
-      }
-    }
-  };
-};
-
 template <int R, int T>
-using TileF32 = FloatTile<F32Elements, F32Elements>::Kernel<R, T>;
+using TileF32 = FloatTile<Lanes8, F32Elements, F32Elements>::Kernel<R, T>;
 template <int R, int T>
-using TileF16 = FloatTile<F16Elements, F16Elements>::Kernel<R, T>;
+using TileF16 = FloatTile<Lanes8, F16Elements, F16Elements>::Kernel<R, T>;
 template <int R, int T>
-using TileBF16 = FloatTile<BF16Elements, BF16Elements>::Kernel<R, T>;
+using TileBF16 = FloatTile<Lanes8, BF16Elements, BF16Elements>::Kernel<R, T>;
 // Half-precision weights against activations already widened to float (exactly: every half is a
 // float), which takes the activations' conversions out of the inner loop.
 template <int R, int T>
-using TileF16Wide = FloatTile<F16Elements, F32Elements>::Kernel<R, T>;
+using TileF16Wide = FloatTile<Lanes8, F16Elements, F32Elements>::Kernel<R, T>;
 template <int R, int T>
-using TileBF16Wide = FloatTile<BF16Elements, F32Elements>::Kernel<R, T>;
+using TileBF16Wide = FloatTile<Lanes8, BF16Elements, F32Elements>::Kernel<R, T>;
 
 // Tile shapes, measured on one thread of a 512-token product (GFLOP/s): Q8_0 3x4 78, 3x3 77,
 // 2x4 74, 4x2 71 (4 rows spill accumulators to the stack); widened F16 3x4 79, 2x6 72, 4x3 63.
 constexpr int kQ8Rows = 3, kQ8Tokens = 4;
-constexpr int kWideRows = 3, kWideTokenTile = 4;
-// Tokens whose activations are widened at a time: one tile, whose rows then stay in L1 while the weights stream.
-constexpr int64_t kWideTokens = kWideTokenTile;
+// Widened activations: one tile of tokens at a time, whose rows then stay in L1 while the weights
+// stream; decode reads the halves in 4x3 tiles.
+constexpr int kWideRows = 3, kWideTokens = 4;
 
-// Matrix products with half-precision activations (F16, BF16): from kWideTokens tokens on, each
-// group of tokens is widened to float once (into a buffer each thread keeps) and then meets every
-// row of the chunk; fewer tokens (decode) read the halves directly. Same bits either way.
-template <template <int, int> class Direct, template <int, int> class Wide, typename YE>
-void halfTiles(const TileArgs& a, int64_t nr, int64_t nt) {
-  if (nt < kWideTokens) {
-    tiles<Direct, 4, 3>(a, nr, nt);
-    return;
-  }
-  thread_local std::vector<float> wide;
-  if (wide.size() < (size_t)(kWideTokens * a.n)) wide.resize((size_t)(kWideTokens * a.n));
-  for (int64_t t0 = 0; t0 < nt; t0 += kWideTokens) {
-    const int64_t count = nt - t0 < kWideTokens ? nt - t0 : kWideTokens;
-    for (int64_t t = 0; t < count; t++) {
-      const typename YE::E* src = reinterpret_cast<const typename YE::E*>(a.y + (t0 + t) * a.yStride);
-      float* dst = wide.data() + t * a.n;
-      int64_t i = 0;
-      for (; i + 8 <= a.n; i += 8) _mm256_storeu_ps(dst + i, YE::load(src + i));
-      for (; i < a.n; i++) dst[i] = YE::scalar(src[i]);
-    }
-    const TileArgs w{a.n, a.s + t0 * a.ldS, a.ldS, a.x, a.xStride, reinterpret_cast<const char*>(wide.data()), (size_t)a.n * sizeof(float)};
-    tiles<Wide, kWideRows, kWideTokenTile>(w, nr, count);
-  }
-}
 
 // T tokens against one group of 8 packed Q4_0 rows. Per block the rows' unsigned nibbles are
 // unpacked once; per token, each 4-byte piece of its Q8_0 block is broadcast and multiplied with the
@@ -257,12 +206,14 @@ void vecDotManyF32_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS
 
 void vecDotManyF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                         const void* y, size_t yStride) {
-  halfTiles<TileF16, TileF16Wide, F16Elements>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+  halfTiles<Lanes8, F16Elements, TileF16, 4, 3, TileF16Wide, kWideRows, kWideTokens>(
+      {n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
 }
 
 void vecDotManyBF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride) {
-  halfTiles<TileBF16, TileBF16Wide, BF16Elements>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+  halfTiles<Lanes8, BF16Elements, TileBF16, 4, 3, TileBF16Wide, kWideRows, kWideTokens>(
+      {n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
 }
 
 }  // namespace kiln

@@ -8,7 +8,6 @@
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni (and AVX2/FMA/F16C).
 #include <immintrin.h>
 
-#include <vector>
 
 #include "mat-mul-tiles.h"
 #include "mat-mul.h"
@@ -72,6 +71,16 @@ struct TileQ8_0 {
 // 3x4 90, 4x3 88.
 constexpr int kQ8Rows = 4, kQ8Tokens = 4;
 
+// Sixteen float lanes, summed as hsum16 (FloatTile's L).
+struct Lanes16 {
+  using V = __m512;
+  static constexpr int kWidth = 16;
+  static V zero() { return _mm512_setzero_ps(); }
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static float hsum(V v) { return hsum16(v); }
+};
+
 // Element access of 16 values at a time.
 struct F32x16 {
   using E = float;
@@ -84,74 +93,15 @@ struct F16x16 {
   static float scalar(E v) { return fp16(v); }
 };
 
-// R rows x T tokens with 16-lane accumulators; each dot product's lanes are summed by hsum16 and
-// the last n % 16 products added in order, whatever R and T are.
-template <typename XE, typename YE>
-struct FloatTile {
-  template <int R, int T>
-  struct Kernel {
-    static void run(const TileArgs& a) {
-      __m512 acc[R][T];
-      for (int r = 0; r < R; r++)
-        for (int t = 0; t < T; t++) acc[r][t] = _mm512_setzero_ps();
-      const typename XE::E* x[R];
-      const typename YE::E* y[T];
-      for (int r = 0; r < R; r++) x[r] = reinterpret_cast<const typename XE::E*>(a.x + r * a.xStride);
-      for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const typename YE::E*>(a.y + t * a.yStride);
-      int64_t i = 0;
-      for (; i + 16 <= a.n; i += 16) {
-        __m512 vx[R];
-        for (int r = 0; r < R; r++) {
-          if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes, _MM_HINT_T0);
-          vx[r] = XE::load(x[r] + i);
-        }
-        for (int t = 0; t < T; t++) {
-          const __m512 vy = YE::load(y[t] + i);
-          for (int r = 0; r < R; r++) acc[r][t] = _mm512_fmadd_ps(vx[r], vy, acc[r][t]);
-        }
-      }
-      for (int r = 0; r < R; r++) {
-        for (int t = 0; t < T; t++) {
-          float sum = hsum16(acc[r][t]);
-          for (int64_t j = i; j < a.n; j++) sum += XE::scalar(x[r][j]) * YE::scalar(y[t][j]);
-          a.s[t * a.ldS + r] = sum;
-        }
-      }
-    }
-  };
-};
-
 template <int R, int T>
-using TileF16 = FloatTile<F16x16, F16x16>::Kernel<R, T>;
+using TileF16 = FloatTile<Lanes16, F16x16, F16x16>::Kernel<R, T>;
 template <int R, int T>
-using TileF16Wide = FloatTile<F16x16, F32x16>::Kernel<R, T>;
+using TileF16Wide = FloatTile<Lanes16, F16x16, F32x16>::Kernel<R, T>;
 
 // 8 rows x 3 tokens: 24 accumulators, 8 rows and one token in the 32 registers. One thread of a
 // 512x2048 -> 5632 product (GFLOP/s, the AVX2 3x4 tile 74): 8x3 83, 4x4 80, 4x6 77, 6x4 75.
 constexpr int kWideRows = 8, kWideTokens = 3;
 
-// F16 x F16 activations: from kWideTokens tokens on, each group of tokens is widened to float
-// once (exact) and meets every row of the chunk; fewer tokens read the halves directly.
-void f16Tiles(const TileArgs& a, int64_t nr, int64_t nt) {
-  if (nt < kWideTokens) {
-    tiles<TileF16, 4, 1>(a, nr, nt);
-    return;
-  }
-  thread_local std::vector<float> wide;
-  if (wide.size() < (size_t)(kWideTokens * a.n)) wide.resize((size_t)(kWideTokens * a.n));
-  for (int64_t t0 = 0; t0 < nt; t0 += kWideTokens) {
-    const int64_t count = nt - t0 < kWideTokens ? nt - t0 : kWideTokens;
-    for (int64_t t = 0; t < count; t++) {
-      const fp16_t* src = reinterpret_cast<const fp16_t*>(a.y + (t0 + t) * a.yStride);
-      float* dst = wide.data() + t * a.n;
-      int64_t i = 0;
-      for (; i + 16 <= a.n; i += 16) _mm512_storeu_ps(dst + i, F16x16::load(src + i));
-      for (; i < a.n; i++) dst[i] = fp16(src[i]);
-    }
-    const TileArgs w{a.n, a.s + t0 * a.ldS, a.ldS, a.x, a.xStride, reinterpret_cast<const char*>(wide.data()), (size_t)a.n * sizeof(float)};
-    tiles<TileF16Wide, kWideRows, kWideTokens>(w, nr, count);
-  }
-}
 
 // T tokens against one group of 8 packed Q4_0 rows, as q4_0x8Tile in mat-mul-avx2.cpp, with the
 // 16 byte products per row and block summed by vpdpbusd (two chains, from -8 * sum(y)) instead of
@@ -216,7 +166,8 @@ void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t 
 
 void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                           const void* y, size_t yStride) {
-  f16Tiles({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+  halfTiles<Lanes16, F16x16, TileF16, 4, 1, TileF16Wide, kWideRows, kWideTokens>(
+      {n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
 }
 
 }  // namespace kiln

@@ -1,9 +1,13 @@
-// The tile walk shared by the SIMD matrix-product files (mat-mul-avx2.cpp, mat-mul-avx512.cpp).
+// The tile walk and the float tiles shared by the SIMD matrix-product files (mat-mul-avx2.cpp, mat-mul-avx512.cpp).
 // Everything is in an unnamed namespace on purpose: each file compiles its own copy with its own
 // instruction set, and no copy built for AVX-512 can become the one an AVX2 file links to.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
+
+// First: its `fp-contract=off` pragma must cover the float tiles below (their sums are not fused).
+#include "quants.h"
 
 namespace kiln {
 namespace {
@@ -41,6 +45,74 @@ void tiles(const TileArgs& a, int64_t nr, int64_t nt) {
     int64_t t = 0;
     for (; t + T <= nt; t += T) Kernel<1, T>::run(at(r, t));
     for (; t < nt; t++) Kernel<1, 1>::run(at(r, t));
+  }
+}
+
+// Dot-product tiles of float types, written once for any vector width. L (the lanes) gives
+// `V`, `kWidth`, zero(), fmadd(a, b, c), store(float*, V) and hsum(V) (the final sum in its file's
+// order); XE and YE (the weights' and activations' elements) give `E`, load(const E*) -> V and
+// scalar(E) -> float. Each dot product's lanes are summed by L::hsum, then the last n % kWidth
+// products are added in order, whatever R and T are.
+template <typename L, typename XE, typename YE>
+struct FloatTile {
+  template <int R, int T>
+  struct Kernel {
+    static void run(const TileArgs& a) {
+      typename L::V acc[R][T];
+      for (int r = 0; r < R; r++)
+        for (int t = 0; t < T; t++) acc[r][t] = L::zero();
+      const typename XE::E* x[R];
+      const typename YE::E* y[T];
+      for (int r = 0; r < R; r++) x[r] = reinterpret_cast<const typename XE::E*>(a.x + r * a.xStride);
+      for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const typename YE::E*>(a.y + t * a.yStride);
+      int64_t i = 0;
+      for (; i + L::kWidth <= a.n; i += L::kWidth) {
+        typename L::V vx[R];
+        for (int r = 0; r < R; r++) {
+          if (T == 1) __builtin_prefetch(reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes, 0, 3);
+          vx[r] = XE::load(x[r] + i);
+        }
+        for (int t = 0; t < T; t++) {
+          const typename L::V vy = YE::load(y[t] + i);
+          for (int r = 0; r < R; r++) acc[r][t] = L::fmadd(vx[r], vy, acc[r][t]);
+        }
+      }
+      for (int r = 0; r < R; r++) {
+        for (int t = 0; t < T; t++) {
+          float sum = L::hsum(acc[r][t]);
+          for (int64_t j = i; j < a.n; j++) sum += XE::scalar(x[r][j]) * YE::scalar(y[t][j]);
+          a.s[t * a.ldS + r] = sum;
+        }
+      }
+    }
+  };
+};
+
+// Matrix products with half-precision activations (elements YE): from WT tokens on, each group of
+// WT tokens is widened to float once (exactly, into a buffer each thread keeps) and meets every row
+// of the chunk in Wide<WR, WT> tiles; fewer tokens (decode) read the halves directly in
+// Direct<DR, DT> tiles. Both sum in the same lanes and order, so the bits do not depend on the
+// token count.
+template <typename L, typename YE, template <int, int> class Direct, int DR, int DT, template <int, int> class Wide, int WR,
+          int WT>
+void halfTiles(const TileArgs& a, int64_t nr, int64_t nt) {
+  if (nt < WT) {
+    tiles<Direct, DR, DT>(a, nr, nt);
+    return;
+  }
+  thread_local std::vector<float> wide;
+  if (wide.size() < (size_t)(WT * a.n)) wide.resize((size_t)(WT * a.n));
+  for (int64_t t0 = 0; t0 < nt; t0 += WT) {
+    const int64_t count = nt - t0 < WT ? nt - t0 : WT;
+    for (int64_t t = 0; t < count; t++) {
+      const typename YE::E* src = reinterpret_cast<const typename YE::E*>(a.y + (t0 + t) * a.yStride);
+      float* dst = wide.data() + t * a.n;
+      int64_t i = 0;
+      for (; i + L::kWidth <= a.n; i += L::kWidth) L::store(dst + i, YE::load(src + i));
+      for (; i < a.n; i++) dst[i] = YE::scalar(src[i]);
+    }
+    const TileArgs w{a.n, a.s + t0 * a.ldS, a.ldS, a.x, a.xStride, reinterpret_cast<const char*>(wide.data()), (size_t)a.n * sizeof(float)};
+    tiles<Wide, WR, WT>(w, nr, count);
   }
 }
 
