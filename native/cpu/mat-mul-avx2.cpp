@@ -6,6 +6,7 @@
 #include "simd-avx2.h"
 
 
+#include "mat-mul-int-tiles.h"
 #include "mat-mul-tiles.h"
 #include "mat-mul.h"
 #include "quants.h"
@@ -16,44 +17,23 @@ using namespace simd;
 
 namespace {
 
-// Q8_0 weights x Q8_0 activations, as vecDotQ8_0_avx2. Per pair and block the integer work is
-// sign, maddubs, madd and a conversion, then one FMA with the scales' product. The products come
-// from one multiply per token and block (the R row scales side by side times the token's), each
-// row's taken out with a shuffle, which runs on another port than the arithmetic (as tinyBLAS).
-template <int R, int T>
-struct TileQ8_0 {
-  static_assert(R <= 4, "row scales share one 128-bit vector");
-  static void run(const TileArgs& a) {
-    __m256 acc[R][T];
-    for (int r = 0; r < R; r++)
-      for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < a.n / QK8_0; b++) {
-      __m256i qx[R], ax[R];
-      uint64_t dxh = 0;  // the row scales side by side (built in a register: narrow stores read back wide would stall)
-      for (int r = 0; r < R; r++) {
-        const BlockQ8_0& xb = reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b];
-        if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPrefetchBytes, _MM_HINT_T0);
-        qx[r] = load32(xb.qs);
-        ax[r] = _mm256_sign_epi8(qx[r], qx[r]);
-        dxh |= (uint64_t)xb.d << (16 * r);
-      }
-      const __m128 dx = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)dxh));
-      for (int t = 0; t < T; t++) {
-        const BlockQ8_0& yb = reinterpret_cast<const BlockQ8_0*>(a.y + t * a.yStride)[b];
-        const __m256i qy = load32(yb.qs);
-        const __m128 d4 = _mm_mul_ps(dx, _mm_set1_ps(fp16(yb.d)));
-        const __m256 d = _mm256_set_m128(d4, d4);
-        for (int r = 0; r < R; r++) {
-          const __m256 dr = r == 0 ? _mm256_permute_ps(d, 0x00) : r == 1 ? _mm256_permute_ps(d, 0x55)
-                          : r == 2 ? _mm256_permute_ps(d, 0xaa) : _mm256_permute_ps(d, 0xff);
-          acc[r][t] = _mm256_fmadd_ps(dr, _mm256_cvtepi32_ps(quadSumsI8(ax[r], qx[r], qy)), acc[r][t]);
-        }
-      }
+// maddubs multiplies unsigned by signed bytes (x's signs moved onto y), int16 pair sums, madd to int32.
+struct MaddubsSums {
+  static __m256i quads(__m256i absX, __m256i x, __m256i y) { return quadSumsI8(absX, x, y); }
+  // 8 pieces per row summed in int16 (|sum| <= 16 * 15 * 127), then widened.
+  static __m256i rows(const __m256i* lo, const __m256i* hi, const int32_t* q, int32_t sum8) {
+    __m256i p = _mm256_maddubs_epi16(lo[0], _mm256_set1_epi32(q[0]));
+    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(hi[0], _mm256_set1_epi32(q[4])));
+    for (int c = 1; c < 4; c++) {
+      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(lo[c], _mm256_set1_epi32(q[c])));
+      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(hi[c], _mm256_set1_epi32(q[4 + c])));
     }
-    for (int r = 0; r < R; r++)
-      for (int t = 0; t < T; t++) a.s[t * a.ldS + r] = hsum(acc[r][t]);
+    return _mm256_sub_epi32(_mm256_madd_epi16(p, _mm256_set1_epi16(1)), _mm256_set1_epi32(sum8));
   }
 };
+
+template <int R, int T>
+using TileQ8_0 = Q8Tile<MaddubsSums>::Kernel<R, T>;
 
 // One token against 8 Q8_0 rows (decode): 8 weight streams in flight, each prefetched at the same
 // place in the next 8 rows, and the rows' scale products from one 8-wide multiply per block. Each
@@ -130,61 +110,11 @@ constexpr int kQ8Rows = 3, kQ8Tokens = 4;
 constexpr int kWideRows = 3, kWideTokens = 4;
 
 
-// T tokens against one group of 8 packed Q4_0 rows. Per block the rows' unsigned nibbles are
-// unpacked once; per token, each 4-byte piece of its Q8_0 block is broadcast and multiplied with the
-// matching 4 values of all 8 rows (maddubs), 8 pieces summed in int16 (|sum| <= 16 * 15 * 127),
-// widened to one int32 per row, less 8 * sum(y) for the nibbles' offset of 8.
-template <int T>
-void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums, float* s, int64_t ldS) {
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  const __m256i ones = _mm256_set1_epi16(1);
-  __m256 acc[T];
-  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; b++) {
-    const BlockQ4_0x8& xb = x[b];
-    if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
-    __m256i lo[4], hi[4];
-    for (int c = 0; c < 4; c++) {
-      const __m256i v = load32(xb.qs + 32 * c);
-      lo[c] = _mm256_and_si256(v, low4);
-      hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-    }
-    const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.d)));
-    for (int t = 0; t < T; t++) {
-      const BlockQ8_0& yb = y[t * nb + b];
-      int32_t q[8];
-      __builtin_memcpy(q, yb.qs, sizeof q);
-      __m256i p = _mm256_maddubs_epi16(lo[0], _mm256_set1_epi32(q[0]));
-      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(hi[0], _mm256_set1_epi32(q[4])));
-      for (int c = 1; c < 4; c++) {
-        p = _mm256_add_epi16(p, _mm256_maddubs_epi16(lo[c], _mm256_set1_epi32(q[c])));
-        p = _mm256_add_epi16(p, _mm256_maddubs_epi16(hi[c], _mm256_set1_epi32(q[4 + c])));
-      }
-      const Q8BlockSums& ys = sums[t * nb + b];
-      const __m256i isum = _mm256_sub_epi32(_mm256_madd_epi16(p, ones), _mm256_set1_epi32(ys.sum8));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dx, _mm256_set1_ps(ys.d)), acc[t]);
-    }
-  }
-  for (int t = 0; t < T; t++) _mm256_storeu_ps(s + t * ldS, acc[t]);
-}
-
 }  // namespace
 
 void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                      const BlockQ8_0* y, const Q8BlockSums* sums) {
-  constexpr int T = 4;
-  for (int64_t g = 0; g < nGroups; g++) {
-    const BlockQ4_0x8* xg = x + g * nb;
-    float* sg = s + 8 * g;
-    int64_t t = 0;
-    for (; t + T <= nt; t += T) q4_0x8Tile<T>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
-    switch (nt - t) {
-      case 3: q4_0x8Tile<3>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 2: q4_0x8Tile<2>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 1: q4_0x8Tile<1>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      default: break;
-    }
-  }
+  gemmQ4_0x8<MaddubsSums>(nb, nGroups, nt, s, ldS, x, y, sums);
 }
 
 void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,

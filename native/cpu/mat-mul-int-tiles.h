@@ -1,0 +1,109 @@
+// The integer-dot tiles of Q8_0 and packed Q4_0, written once for the AVX2 and the AVX-512 VNNI
+// files, which differ only in how a block's byte products become exact int32 sums: `Sums` gives
+//   quads(absX, x, y): eight lanes, lane l the sum of x * y over bytes 4l..4l+3 (absX = |x|);
+//   rows(lo[4], hi[4], q[8], sum8): per row r of a packed Q4_0 block, sum(nibble * y) - sum8.
+// Everything after the integers (FMAs per block, in block order) is shared, so both files give
+// vecDotQ8_0/Q4_0_generic's bits. Needs AVX2/FMA/F16C (simd-avx2.h); unnamed namespace as in
+// mat-mul-tiles.h.
+#pragma once
+#include "mat-mul-tiles.h"
+#include "mat-mul.h"
+#include "simd-avx2.h"
+
+namespace kiln {
+namespace {
+
+// Q8_0 weights x Q8_0 activations, as vecDotQ8_0_avx2. Per pair and block: the lane sums, a
+// conversion, then one FMA with the scales' product. The products come from one multiply per
+// token and block (the R row scales side by side times the token's), each row's taken out with a
+// shuffle, which runs on another port than the arithmetic (as tinyBLAS).
+template <typename Sums>
+struct Q8Tile {
+  template <int R, int T>
+  struct Kernel {
+    static_assert(R <= 4, "row scales share one 128-bit vector");
+    static void run(const TileArgs& a) {
+      __m256 acc[R][T];
+      for (int r = 0; r < R; r++)
+        for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
+      for (int64_t b = 0; b < a.n / QK8_0; b++) {
+        __m256i qx[R], ax[R];
+        uint64_t dxh = 0;  // the row scales side by side (built in a register: narrow stores read back wide would stall)
+        for (int r = 0; r < R; r++) {
+          const BlockQ8_0& xb = reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b];
+          if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPrefetchBytes, _MM_HINT_T0);
+          qx[r] = simd::load32(xb.qs);
+          ax[r] = _mm256_sign_epi8(qx[r], qx[r]);
+          dxh |= (uint64_t)xb.d << (16 * r);
+        }
+        const __m128 dx = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)dxh));
+        for (int t = 0; t < T; t++) {
+          const BlockQ8_0& yb = reinterpret_cast<const BlockQ8_0*>(a.y + t * a.yStride)[b];
+          const __m256i qy = simd::load32(yb.qs);
+          const __m128 d4 = _mm_mul_ps(dx, _mm_set1_ps(simd::fp16(yb.d)));
+          const __m256 d = _mm256_set_m128(d4, d4);
+          for (int r = 0; r < R; r++) {
+            const __m256 dr = r == 0 ? _mm256_permute_ps(d, 0x00) : r == 1 ? _mm256_permute_ps(d, 0x55)
+                            : r == 2 ? _mm256_permute_ps(d, 0xaa) : _mm256_permute_ps(d, 0xff);
+            acc[r][t] = _mm256_fmadd_ps(dr, _mm256_cvtepi32_ps(Sums::quads(ax[r], qx[r], qy)), acc[r][t]);
+          }
+        }
+      }
+      for (int r = 0; r < R; r++)
+        for (int t = 0; t < T; t++) a.s[t * a.ldS + r] = simd::hsum(acc[r][t]);
+    }
+  };
+};
+
+// T tokens against one group of 8 packed Q4_0 rows. Per block the rows' unsigned nibbles are
+// unpacked once; per token, each 4-byte piece of its Q8_0 block is broadcast against the matching
+// 4 values of all 8 rows (Sums::rows), giving one exact int32 per row less 8 * sum(y) for the
+// nibbles' offset of 8; then one FMA per block.
+template <typename Sums, int T>
+void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums, float* s, int64_t ldS) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  __m256 acc[T];
+  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    const BlockQ4_0x8& xb = x[b];
+    if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
+    __m256i lo[4], hi[4];
+    for (int c = 0; c < 4; c++) {
+      const __m256i v = simd::load32(xb.qs + 32 * c);
+      lo[c] = _mm256_and_si256(v, low4);
+      hi[c] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    }
+    const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.d)));
+    for (int t = 0; t < T; t++) {
+      const BlockQ8_0& yb = y[t * nb + b];
+      const Q8BlockSums& ys = sums[t * nb + b];
+      int32_t q[8];
+      __builtin_memcpy(q, yb.qs, sizeof q);
+      const __m256i isum = Sums::rows(lo, hi, q, ys.sum8);
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dx, _mm256_set1_ps(ys.d)), acc[t]);
+    }
+  }
+  for (int t = 0; t < T; t++) _mm256_storeu_ps(s + t * ldS, acc[t]);
+}
+
+// s[t * ldS + 8g + r] for nGroups groups of 8 packed rows and nt tokens, 4 tokens per tile.
+template <typename Sums>
+void gemmQ4_0x8(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x, const BlockQ8_0* y,
+                const Q8BlockSums* sums) {
+  constexpr int T = 4;
+  for (int64_t g = 0; g < nGroups; g++) {
+    const BlockQ4_0x8* xg = x + g * nb;
+    float* sg = s + 8 * g;
+    int64_t t = 0;
+    for (; t + T <= nt; t += T) q4_0x8Tile<Sums, T>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
+    switch (nt - t) {
+      case 3: q4_0x8Tile<Sums, 3>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 2: q4_0x8Tile<Sums, 2>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 1: q4_0x8Tile<Sums, 1>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      default: break;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln
