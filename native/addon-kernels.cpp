@@ -134,6 +134,18 @@ void Quantize(const Napi::CallbackInfo& info) {
   t.fromFloatRef(src.Data(), dst.Data(), (int64_t)n);
 }
 
+// The activation quantizer a matrix product uses at the current kernel level (SIMD or generic).
+void QuantizeActivations(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 3, "quantizeActivations(type, src: Float32Array, dst: Uint8Array)");
+  const TypeTraits& t = typeArg(info, 0);
+  Napi::Float32Array src = floatsArg(info, 1, "src");
+  Napi::Uint8Array dst = bytesArg(info, 2, "dst");
+  const size_t n = src.ElementLength();
+  requireLength(env, "dst", dst.ByteLength(), bytesFor(env, t, n, "src"), "bytes");
+  t.fromFloat(src.Data(), dst.Data(), (int64_t)n);
+}
+
 void Dequantize(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   checkArgCount(info, 3, "dequantize(type, src: Uint8Array, dst: Float32Array)");
@@ -186,6 +198,7 @@ void registerKernelExports(Napi::Env env, Napi::Object exports) {
   initTypeTraits();
   exports.Set("typeTable", Napi::Function::New(env, TypeTable, "typeTable"));
   exports.Set("quantize", Napi::Function::New(env, Quantize, "quantize"));
+  exports.Set("quantizeActivations", Napi::Function::New(env, QuantizeActivations, "quantizeActivations"));
   exports.Set("dequantize", Napi::Function::New(env, Dequantize, "dequantize"));
   exports.Set("mulMat", Napi::Function::New(env, MulMat, "mulMat"));
   exports.Set("setKernelLevel", Napi::Function::New(env, SetKernelLevel, "setKernelLevel"));

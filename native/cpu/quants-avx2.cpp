@@ -388,6 +388,62 @@ void fromFloatActivationsQ8_0_avx2(const float* src, void* dst, int64_t n) {
 
 namespace kiln {
 
+// fromFloatQ8_K eight values at a time, with the same bits: amax ignoring NaN, the first value of
+// that magnitude as the signed maximum, -127 / max, and nearestInt's own rounding (the product,
+// then the 1.5 * 2^23 addition, read as bits), clamped as integers, so that even NaN and infinite
+// values give the scalar definition's bytes.
+void fromFloatQ8_K_avx2(const float* src, void* dst, int64_t n) {
+  BlockQ8_K* y = static_cast<BlockQ8_K*>(dst);
+  const __m256 signBit = _mm256_set1_ps(-0.0f);
+  for (int64_t b = 0; b < n / QK_K; b++) {
+    const float* x = src + b * QK_K;
+    __m256 amax = _mm256_setzero_ps();
+    for (int i = 0; i < QK_K; i += 8) amax = _mm256_max_ps(_mm256_andnot_ps(signBit, _mm256_loadu_ps(x + i)), amax);
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float a = _mm_cvtss_f32(m);
+    if (a == 0) {
+      std::memset(&y[b], 0, sizeof(BlockQ8_K));
+      continue;
+    }
+    float max = 0;
+    for (int i = 0; i < QK_K; i += 8) {
+      const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(signBit, _mm256_loadu_ps(x + i)), _mm256_set1_ps(a), _CMP_EQ_OQ));
+      if (hit) {
+        max = x[i + __builtin_ctz((unsigned)hit)];
+        break;
+      }
+    }
+    const float iscale = -127 / max;
+    const __m256 vscale = _mm256_set1_ps(iscale), magic = _mm256_set1_ps(12582912.f);
+    const __m256i mantissa = _mm256_set1_epi32(0x007fffff), half = _mm256_set1_epi32(0x00400000);
+    const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
+    __m256i quads[QK_K / 32];
+    for (int i = 0; i < QK_K; i += 32) {
+      __m256i q[4];
+      for (int k = 0; k < 4; k++) {
+        const __m256 v = _mm256_add_ps(_mm256_mul_ps(vscale, _mm256_loadu_ps(x + i + 8 * k)), magic);
+        const __m256i r = _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(v), mantissa), half);
+        q[k] = _mm256_min_epi32(_mm256_max_epi32(r, lo), hi);
+      }
+      const __m256i w01 = _mm256_packs_epi32(q[0], q[1]), w23 = _mm256_packs_epi32(q[2], q[3]);
+      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(w01, w23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs + i), bytes);
+      quads[i / 32] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1));
+    }
+    // Sums of 16: chunk c's lanes 0-3 hold quarters of sum 2c, lanes 4-7 of sum 2c + 1. Two
+    // horizontal adds give sums 0, 2, 4, 6 in the low lane and 1, 3, 5, 7 in the high (then 8-15).
+    const __m256i first = _mm256_hadd_epi32(_mm256_hadd_epi32(quads[0], quads[1]), _mm256_hadd_epi32(quads[2], quads[3]));
+    const __m256i second = _mm256_hadd_epi32(_mm256_hadd_epi32(quads[4], quads[5]), _mm256_hadd_epi32(quads[6], quads[7]));
+    const __m256i packed = _mm256_packs_epi32(first, second);
+    const __m128i lo16 = _mm256_castsi256_si128(packed), hi16 = _mm256_extracti128_si256(packed, 1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].bsums), _mm_unpacklo_epi16(lo16, hi16));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].bsums + 8), _mm_unpackhi_epi16(lo16, hi16));
+    y[b].d = 1 / iscale;
+  }
+}
+
 // fromFloatF16 eight values at a time: F16C rounds to nearest even as floatToFp16 does, and a NaN
 // becomes the same quiet NaN (sign | 0x7e00) rather than one carrying part of its payload.
 void fromFloatF16_avx2(const float* src, void* dst, int64_t n) {

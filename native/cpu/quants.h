@@ -61,6 +61,7 @@ void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y);
 void vecDotQ5_K_avx2(int64_t n, float* s, const void* x, const void* y);
 void vecDotQ6_K_avx2(int64_t n, float* s, const void* x, const void* y);
 void fromFloatActivationsQ8_0_avx2(const float* src, void* dst, int64_t n);
+void fromFloatQ8_K_avx2(const float* src, void* dst, int64_t n);
 void fromFloatF16_avx2(const float* src, void* dst, int64_t n);
 // mat-mul-avx2.cpp: tiles of the dots above (VecDotManyFn).
 void vecDotManyF32_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
@@ -81,6 +82,9 @@ void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t 
                            const void* y, size_t yStride);
 void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                           const void* y, size_t yStride);
+// mat-mul-k-avx512.cpp: Q4_K and Q6_K tiles with the bits of vecDotQ4_K_avx2 / vecDotQ6_K_avx2.
+void vecDotManyQ4_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                           const void* y, size_t yStride);
 #endif
 
 // Helpers shared by the generic and the SIMD files. They are `static` on purpose: an inline

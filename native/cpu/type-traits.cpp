@@ -71,6 +71,7 @@ FromFloatFn fastestFromFloatFor(const TypeTraits& t) {
   const CpuFeatures& f = cpuFeatures();
   if (f.avx2 && f.fma && f.f16c && t.type == GgmlType::Q8_0) return fromFloatActivationsQ8_0_avx2;
   if (f.avx2 && f.fma && f.f16c && t.type == GgmlType::F16) return fromFloatF16_avx2;
+  if (f.avx2 && f.fma && f.f16c && t.type == GgmlType::Q8_K) return fromFloatQ8_K_avx2;
 #endif
   return t.fromFloat;
 }
@@ -82,6 +83,7 @@ VecDotManyFn fastestManyFor(const TypeTraits& t, bool avx512) {
     switch (t.type) {
       case GgmlType::F16: return vecDotManyF16_avx512;
       case GgmlType::Q8_0: return vecDotManyQ8_0_avx512;
+      case GgmlType::Q4_K: return vecDotManyQ4_K_avx512;
       default: break;
     }
   }

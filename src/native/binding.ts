@@ -129,6 +129,8 @@ export interface NativeAddon {
   mapFile(path: string): ArrayBuffer;
   /** Reference quantizer: n = src.length elements into dst (the GGML block layout). */
   quantize(type: number, src: Float32Array, dst: Uint8Array): void;
+  /** The activation quantizer matrix products use at the current kernel level (SIMD where it pays). */
+  quantizeActivations(type: number, src: Float32Array, dst: Uint8Array): void;
   /** Dequantizes dst.length elements. */
   dequantize(type: number, src: Uint8Array, dst: Float32Array): void;
   /** y (nTokens, rows) = x (nTokens, cols) * W^T, synchronously; for kernel tests. */

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { native } from '../../src/native/binding.js';
 import { GGML_TYPES, GgmlType, rowBytes } from '../../src/gguf/ggml-type.js';
-import { dequantize, quantize } from '../../src/reference/quantize.js';
+import { dequantize, quantize, quantizeActivations } from '../../src/reference/quantize.js';
 import { firstDifference, rmsRelError } from '../helpers/error-metrics.js';
 import { prng } from '../helpers/prng.js';
 import { gaussian, gaussians } from '../helpers/random-floats.js';
@@ -77,6 +77,50 @@ describe('reference quantizers: native bytes equal the TS reference', () => {
     for (const type of [GgmlType.F32, GgmlType.F16, GgmlType.BF16]) {
       const at = firstDifference(nativeQuantize(type, specials), quantize(type, specials));
       expect(at, `${GGML_TYPES[type].name} differs at ${at}`).toBe(-1);
+    }
+  });
+});
+
+// What matrix products quantize activations with, at each kernel level: SIMD versions must give
+// the definition's bytes, which the TS reference reproduces.
+describe('activation quantizers: every kernel level gives the reference bytes', () => {
+  const ACTIVATION_TYPES = [GgmlType.Q8_0, GgmlType.Q8_K, GgmlType.F16, GgmlType.BF16];
+  const LEVELS = ['generic', 'avx2', 'best'] as const;
+  const activations = (type: GgmlType, x: Float32Array): Uint8Array => {
+    const out = new Uint8Array(rowBytes(type, x.length));
+    addon.quantizeActivations(type, x, out);
+    return out;
+  };
+
+  for (const type of ACTIVATION_TYPES) {
+    it(`${GGML_TYPES[type].name}`, () => {
+      for (const [name, make] of Object.entries(CASES)) {
+        const x = make(3);
+        const ts = quantizeActivations(type, x);
+        for (const level of LEVELS) {
+          addon.setKernelLevel(level);
+          const at = firstDifference(activations(type, x), ts);
+          expect(at, `${name}, ${level}: first differing byte ${at}`).toBe(-1);
+        }
+      }
+    });
+  }
+
+  it('NaN and infinite activations: SIMD levels give the generic bytes', () => {
+    const x = gaussians(prng(9), N);
+    x[5] = NaN;
+    x[300] = Infinity;
+    x[301] = -Infinity;
+    x[700] = -NaN;
+    x[1024 + 17] = NaN;
+    for (const type of [GgmlType.Q8_0, GgmlType.Q8_K]) {
+      addon.setKernelLevel('generic');
+      const generic = activations(type, x);
+      for (const level of ['avx2', 'best'] as const) {
+        addon.setKernelLevel(level);
+        const at = firstDifference(activations(type, x), generic);
+        expect(at, `${GGML_TYPES[type].name}, ${level}: first differing byte ${at}`).toBe(-1);
+      }
     }
   });
 });
