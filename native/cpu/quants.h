@@ -85,6 +85,8 @@ void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t l
 // mat-mul-k-avx512.cpp: Q4_K and Q6_K tiles with the bits of vecDotQ4_K_avx2 / vecDotQ6_K_avx2.
 void vecDotManyQ4_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride);
+void vecDotManyQ6_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                           const void* y, size_t yStride);
 #endif
 
 // Helpers shared by the generic and the SIMD files. They are `static` on purpose: an inline
