@@ -111,8 +111,8 @@ void Plan::allocate() {
     if (node.op == OpCode::Attention) maxHeadDim = std::max(maxHeadDim, (int)node.params[3]);
   }
   matScratch_.assign(scratch + 64, 0);
-  // One scratch row per attention chunk (the kernel indexes its scratch by part).
-  attnScratch_.assign((size_t)options_.threads * kAttentionChunksPerThread * (size_t)(options_.contextSize + maxHeadDim), 0.0f);
+  // One scratch part per attention chunk (the kernel indexes its scratch by part).
+  attnScratch_.assign((size_t)options_.threads * kAttentionChunksPerThread * (size_t)attentionScratchFloats(options_.contextSize, maxHeadDim), 0.0f);
   const size_t elem = options_.kvType == GgmlType::F16 ? 2 : 4;
   const size_t kvBytes = (size_t)options_.slots * nLayers_ * options_.contextSize * kvWidth_ * elem;
   kvK_ = ZeroedArray<uint8_t>(kvBytes);

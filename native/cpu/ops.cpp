@@ -138,7 +138,7 @@ void attentionRows(const float* q, const KvView& kv, float* out, int64_t nTokens
   const int64_t rows = nTokens * p.nHeads;
   const int64_t kvWidth = (int64_t)p.nKvHeads * p.headDim;
   const int group = p.nHeads / p.nKvHeads;
-  float* scores = scratch + (int64_t)ith * (kv.capacity + p.headDim);
+  float* scores = scratch + (int64_t)ith * attentionScratchFloats(kv.capacity, p.headDim);
   float* acc = scores + kv.capacity;
   int64_t r0, r1;
   splitRange(rows, ith, nth, &r0, &r1);

@@ -43,9 +43,18 @@ void kvStoreRows(const KvView& kv, const float* k, const float* v, int64_t nToke
                  int64_t rowWidth, int ith, int nth);
 
 // Causal GQA: query token i at position p attends to cache rows 0..p.
-// q and out: (nTokens, nHeads * headDim). scratch: nth * (capacity + headDim) floats.
+// q and out: (nTokens, nHeads * headDim). scratch: nth * attentionScratchFloats(capacity, headDim).
 void attentionRows(const float* q, const KvView& kv, float* out, int64_t nTokens, const int32_t* positions,
                    const AttentionParams& p, float* scratch, int ith, int nth);
+
+// Positions whose keys (then values) the SIMD attention widens to float at a time.
+constexpr int kAttentionBlock = 64;
+
+// Scratch floats of one part (ith) of attentionRows: the scores of 8 queries at every position,
+// a block of keys or values as floats, and 8 queries' 8 lanes of accumulators per output.
+static inline int64_t attentionScratchFloats(int64_t capacity, int headDim) {
+  return 8 * (capacity + 8) + (kAttentionBlock + 64) * (int64_t)headDim;
+}
 
 // y = silu(gate) * up.
 void swigluRows(const float* gate, const float* up, float* y, int64_t n, int ith, int nth);

@@ -6,41 +6,13 @@
 #include <immintrin.h>
 
 #include "quants.h"
+#include "simd-avx2.h"
 
 namespace kiln {
 
+using namespace simd;
+
 namespace {
-
-float hsum(__m256 v) {
-  __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-  r = _mm_add_ss(r, _mm_movehdup_ps(r));
-  return _mm_cvtss_f32(r);
-}
-
-float hsum(__m128 v) {
-  __m128 r = _mm_add_ps(v, _mm_movehl_ps(v, v));
-  r = _mm_add_ss(r, _mm_movehdup_ps(r));
-  return _mm_cvtss_f32(r);
-}
-
-float fp16(fp16_t h) { return _cvtsh_ss(h); }
-
-float bf16(bf16_t h) {
-  const uint32_t bits = (uint32_t)h << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-__m256 loadBf16(const bf16_t* p) {
-  const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-}
-
-__m256 loadF16(const fp16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-
-__m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // Sum of products of 32 signed bytes, as 8 floats. maddubs multiplies unsigned by signed bytes, so
 // x's signs move onto y; |x| <= 127 (or -128 read as 128) keeps every pair sum within int16.
@@ -49,12 +21,6 @@ __m256 dotI8(__m256i x, __m256i y) {
   return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
 }
 
-// The 32 low nibbles of 16 bytes, then the 32 high nibbles: Q4_0's element order.
-__m256i nibbles(const uint8_t* p) {
-  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes);
-  return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
-}
 
 // Four independent accumulators, so that FMA latency does not bound the loop before memory does.
 template <typename T, __m256 (*load)(const T*), float (*scalar)(T)>
@@ -69,7 +35,6 @@ float dotFloat(int64_t n, const T* x, const T* y) {
   return sum;
 }
 
-__m256 loadF32(const float* p) { return _mm256_loadu_ps(p); }
 float identity(float v) { return v; }
 
 // Q4_K and Q5_K: the part of the dot product carried by the mins, dmin * sum_j(min_j * sum(y_j)),
@@ -81,11 +46,6 @@ __m128 minsTerm(const uint8_t* sm, const BlockQ8_K& y, float dmin, __m128 acc) {
   return _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, sums32)), acc);
 }
 
-// a * b + c with one rounding. Not std::fma: that is an inline function with external linkage,
-// and this file's copy of it could be the one the linker keeps (see the top of the file).
-float fmaSingle(float a, float b, float c) {
-  return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
-}
 
 // sum_j(min_j * sum(y_j)) of one block as an exact integer.
 int32_t minsSum(const uint8_t* sm, const BlockQ8_K& y) {

@@ -35,6 +35,12 @@ static inline double hsum(__m256d v) {
 
 static inline float fp16(fp16_t h) { return _cvtsh_ss(h); }
 
+// a * b + c with one rounding. Not std::fma: that is an inline function with external linkage,
+// and an AVX2 file's copy of it could be the one the linker keeps (see quants.h).
+static inline float fmaSingle(float a, float b, float c) {
+  return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
 static inline float bf16(bf16_t h) {
   const uint32_t bits = (uint32_t)h << 16;
   float f;

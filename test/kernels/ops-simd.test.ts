@@ -73,7 +73,9 @@ describe('SIMD op kernels match their scalar definitions', () => {
   // Head size 36 takes the tails of the K*Q steps of 32 and of the eight-wide KQV; scale 40 spreads
   // the scores past exp's |n| > 126 and > 192 cases.
   it('attention over a long prefill and decode steps, F32 and F16 caches, GQA, bit for bit', async () => {
-    for (const [nHeads, nKv, headDim, scale] of [[8, 2, 64, 1 / 8], [4, 4, 128, 1 / Math.sqrt(128)], [6, 3, 24, 1 / Math.sqrt(24)], [4, 2, 36, 40]] as const) {
+    // Groups of 4, 8, 7 and 20 query heads per KV head take the grouped kernel (20: an 8, an 8 and a 4).
+    for (const [nHeads, nKv, headDim, scale] of [[8, 2, 64, 1 / 8], [4, 4, 128, 1 / Math.sqrt(128)], [6, 3, 24, 1 / Math.sqrt(24)], [4, 2, 36, 40],
+      [16, 2, 64, 1 / 8], [14, 2, 44, 1 / Math.sqrt(44)], [20, 1, 72, 1 / Math.sqrt(72)]] as const) {
       for (const kv of ['f32', 'f16'] as const) {
         const total = 203;
         const q = gaussians(r, total * nHeads * headDim), k = gaussians(r, total * nKv * headDim), v = gaussians(r, total * nKv * headDim);

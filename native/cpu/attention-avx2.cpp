@@ -1,0 +1,325 @@
+// Attention with AVX2 + FMA + F16C (attentionRows_avx2), bit for bit as the scalar definition in
+// ops.cpp (llama.cpp's order). Query heads that share a KV head go through together: their keys and
+// values are widened once for all of them, and the horizontal steps (the dot products' final sums,
+// the softmax) run for eight queries at once, one per float lane, in each query's own order.
+// Compiled with -mavx2 -mfma -mf16c (see quants.h on inline functions).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "ops.h"
+#include "simd-avx2.h"
+
+namespace kiln {
+
+using namespace simd;
+
+namespace {
+
+// ggml_v_expf for AVX2: the scalar definition's expGgml on eight lanes. The two-step scaling for
+// |n| > 126 is computed only when some lane needs it, as ggml does.
+__m256 expGgml(__m256 x) {
+  const __m256 r = _mm256_set1_ps(0x1.8p23f);
+  const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), r);
+  const __m256 n = _mm256_sub_ps(z, r);
+  const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+  const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+  const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_set1_epi32(0x3f800000)));
+  const __m256 absN = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+  const __m256 c = _mm256_cmp_ps(absN, _mm256_set1_ps(126), _CMP_GT_OQ);
+  const __m256 u = _mm256_mul_ps(b, b);
+  const __m256 j = _mm256_fmadd_ps(
+      _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                      _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+      u, _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+  const __m256 y = _mm256_fmadd_ps(j, k, k);
+  if (!_mm256_movemask_ps(c)) return y;
+  const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+                                     _mm256_set1_epi32((int)0x82000000u));
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+  const __m256 d = _mm256_cmp_ps(absN, _mm256_set1_ps(192), _CMP_GT_OQ);
+  const __m256 scaled = _mm256_blendv_ps(y, _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1), c);
+  return _mm256_blendv_ps(scaled, _mm256_mul_ps(s1, s1), d);
+}
+
+float loadOneF16(const fp16_t* p) { return fp16(*p); }
+float loadOneF32(const float* p) { return *p; }
+
+// Eight rows of accumulators summed lane by lane in hsum's order.
+__m256 sumRows(const __m256* a) {
+  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
+                       _mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7])));
+}
+
+constexpr int kMaxHeadDim = 256;
+
+// One query row against keys/values 0..n-1 of one KV head (stride `stride` elements between
+// positions), bit for bit as the scalar definition (llama.cpp's order). headDim <= kMaxHeadDim;
+// scores: n floats of scratch.
+template <typename T, __m256 (*load)(const T*), float (*loadOne)(const T*)>
+void attendOne(const float* q, const T* k, const T* v, int64_t n, int64_t stride, int headDim, float scale,
+               float* scores, float* out) {
+  // K*Q as ggml_vec_dot_f32: four accumulators over steps of 32, GGML_F32x8_REDUCE, then the rest.
+  const int np = headDim & ~31;
+  float maxScore = -INFINITY;
+  for (int64_t j = 0; j < n; j++) {
+    const T* kj = k + j * stride;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (int i = 0; i < np; i += 32) {
+      a0 = _mm256_fmadd_ps(load(kj + i), _mm256_loadu_ps(q + i), a0);
+      a1 = _mm256_fmadd_ps(load(kj + i + 8), _mm256_loadu_ps(q + i + 8), a1);
+      a2 = _mm256_fmadd_ps(load(kj + i + 16), _mm256_loadu_ps(q + i + 16), a2);
+      a3 = _mm256_fmadd_ps(load(kj + i + 24), _mm256_loadu_ps(q + i + 24), a3);
+    }
+    const __m256 a = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+    __m128 t = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    t = _mm_hadd_ps(t, t);
+    float dot = _mm_cvtss_f32(_mm_hadd_ps(t, t));
+    for (int i = np; i < headDim; i++) dot = fmaSingle(loadOne(kj + i), q[i], dot);
+    const float s = dot * scale;
+    scores[j] = s;
+    maxScore = s > maxScore ? s : maxScore;
+  }
+  // Softmax: exps summed eight at a time in float, the eights in double; the last eight padded with
+  // zeros (llama.cpp's masked positions).
+  const __m256 vmax = _mm256_set1_ps(maxScore);
+  double sum = 0.0;
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 e = expGgml(_mm256_sub_ps(_mm256_loadu_ps(scores + j), vmax));
+    _mm256_storeu_ps(scores + j, e);
+    sum += (double)hsum(e);
+  }
+  if (j < n) {
+    const size_t rest = (size_t)(n - j);
+    float e[8] = {};
+    std::memcpy(e, scores + j, sizeof(float) * rest);
+    _mm256_storeu_ps(e, expGgml(_mm256_sub_ps(_mm256_loadu_ps(e), vmax)));
+    std::memset(e + rest, 0, sizeof(float) * (8 - rest));
+    std::memcpy(scores + j, e, sizeof(float) * rest);
+    sum += (double)hsum(_mm256_loadu_ps(e));
+  }
+  const float inv = (float)(1.0 / sum);
+  for (j = 0; j + 8 <= n; j += 8) _mm256_storeu_ps(scores + j, _mm256_mul_ps(_mm256_loadu_ps(scores + j), _mm256_set1_ps(inv)));
+  for (; j < n; j++) scores[j] *= inv;
+  // KQV: output d has eight accumulators, position j feeding number j % 8 (row j % 8 of `acc`).
+  // Positions go in blocks of 32, whose V rows stay in L1 while each eight outputs take their turn
+  // with their eight rows of accumulators in registers.
+  const int d8 = headDim / 8 * 8;
+  alignas(32) float acc[8 * kMaxHeadDim];
+  std::memset(acc, 0, sizeof(float) * 8 * d8);
+  for (int64_t j0 = 0; j0 < n; j0 += 32) {
+    const int64_t j1 = j0 + 32 < n ? j0 + 32 : n;
+    for (int d = 0; d < d8; d += 8) {
+      __m256 a[8];
+      for (int l = 0; l < 8; l++) a[l] = _mm256_load_ps(acc + l * d8 + d);
+      for (j = j0; j + 8 <= j1; j += 8)
+        for (int l = 0; l < 8; l++) a[l] = _mm256_fmadd_ps(load(v + (j + l) * stride + d), _mm256_set1_ps(scores[j + l]), a[l]);
+      for (int l = 0; j + l < j1; l++) a[l] = _mm256_fmadd_ps(load(v + (j + l) * stride + d), _mm256_set1_ps(scores[j + l]), a[l]);
+      for (int l = 0; l < 8; l++) _mm256_store_ps(acc + l * d8 + d, a[l]);
+    }
+  }
+  for (int d = 0; d < d8; d += 8) {
+    __m256 a[8];
+    for (int l = 0; l < 8; l++) a[l] = _mm256_load_ps(acc + l * d8 + d);
+    _mm256_storeu_ps(out + d, sumRows(a));
+  }
+  for (int d = d8; d < headDim; d++) {
+    float lane[8] = {};
+    for (j = 0; j < n; j++) lane[j % 8] = fmaSingle(loadOne(v + j * stride + d), scores[j], lane[j % 8]);
+    out[d] = hsum(_mm256_loadu_ps(lane));
+  }
+}
+
+// Query heads one attendGroup call takes: the float lanes.
+constexpr int kLanes = 8;
+constexpr int kBlock = kAttentionBlock;
+// Below this many query heads per KV head, attendOne per query costs less (the lanes go unused).
+constexpr int kMinGroup = 4;
+
+// Keys or values of positions [j0, j0 + count) as floats: the cache itself when it holds floats,
+// else widened (exactly) into `buffer`. Returns the rows and their stride.
+inline const float* widened(const float* src, int64_t, int64_t, int, float*, int64_t* rowStride, int64_t stride) {
+  *rowStride = stride;
+  return src;
+}
+inline const float* widened(const fp16_t* src, int64_t count, int64_t stride, int headDim, float* buffer, int64_t* rowStride,
+                            int64_t) {
+  const int d8 = headDim / 8 * 8;
+  for (int64_t j = 0; j < count; j++) {
+    const fp16_t* s = src + j * stride;
+    float* d = buffer + j * headDim;
+    int i = 0;
+    for (; i < d8; i += 8) _mm256_storeu_ps(d + i, loadF16(s + i));
+    for (; i < headDim; i++) d[i] = fp16(s[i]);
+  }
+  *rowStride = headDim;
+  return buffer;
+}
+
+// nq (1..8) query heads of one token that share a KV head, rows qStride apart, each bit for bit as
+// attendOne computes it. Lane l holds query l (lanes past nq repeat the last query). Scores are
+// kept transposed, scores[8j + l], so that each step that attendOne does on one query's 8
+// consecutive positions (the dot product's horizontal sum, the softmax's block sums) is the same
+// sequence of lane-wise operations on 8 rows here. scratch: attentionScratchFloats floats.
+template <typename T>
+void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v, int64_t n, int64_t stride, int headDim,
+                 float scale, float* scratch, float* out, int64_t outStride) {
+  const int64_t n8 = (n + 7) / 8 * 8;
+  float* scores = scratch;
+  float* rows = scores + kLanes * n8;         // (kBlock, headDim)
+  float* acc = rows + kBlock * headDim;       // per query: 8 rows of d8 accumulators
+  const int np = headDim & ~31, d8 = headDim / 8 * 8;
+  const float* ql[kLanes];
+  for (int l = 0; l < kLanes; l++) ql[l] = q + (l < nq ? l : nq - 1) * qStride;
+  // The queries' last headDim % 32 values, transposed for lane-wise FMAs.
+  alignas(32) float tail[32 * kLanes];
+  for (int i = np; i < headDim; i++)
+    for (int l = 0; l < kLanes; l++) tail[(i - np) * kLanes + l] = ql[l][i];
+
+  // K*Q as attendOne, eight queries per step from the lane sums on.
+  const __m256 vscale = _mm256_set1_ps(scale);
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+    const int64_t count = n - j0 < kBlock ? n - j0 : kBlock;
+    int64_t ks = 0;
+    const float* kf = widened(k + j0 * stride, count, stride, headDim, rows, &ks, stride);
+    for (int64_t jj = 0; jj < count; jj++) {
+      const float* kj = kf + jj * ks;
+      __m256 a[kLanes];
+      for (int l = 0; l < kLanes; l++) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int i = 0; i < np; i += 32) {
+          a0 = _mm256_fmadd_ps(_mm256_loadu_ps(kj + i), _mm256_loadu_ps(ql[l] + i), a0);
+          a1 = _mm256_fmadd_ps(_mm256_loadu_ps(kj + i + 8), _mm256_loadu_ps(ql[l] + i + 8), a1);
+          a2 = _mm256_fmadd_ps(_mm256_loadu_ps(kj + i + 16), _mm256_loadu_ps(ql[l] + i + 16), a2);
+          a3 = _mm256_fmadd_ps(_mm256_loadu_ps(kj + i + 24), _mm256_loadu_ps(ql[l] + i + 24), a3);
+        }
+        a[l] = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+      }
+      // attendOne's low half + high half, two queries per vector, then its two horizontal adds:
+      // lanes [q0 q2 q4 q6 | q1 q3 q5 q7], put in order.
+      __m256 t[4];
+      for (int m = 0; m < 4; m++)
+        t[m] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x20), _mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x31));
+      __m256 dots = _mm256_hadd_ps(_mm256_hadd_ps(t[0], t[1]), _mm256_hadd_ps(t[2], t[3]));
+      dots = _mm256_permutevar8x32_ps(dots, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      for (int i = np; i < headDim; i++) dots = _mm256_fmadd_ps(_mm256_set1_ps(kj[i]), _mm256_load_ps(tail + (i - np) * kLanes), dots);
+      const __m256 s = _mm256_mul_ps(dots, vscale);
+      _mm256_storeu_ps(scores + (j0 + jj) * kLanes, s);
+      vmax = _mm256_max_ps(s, vmax);  // s > max ? s : max, as attendOne
+    }
+  }
+
+  // Softmax: each query's eight consecutive exps summed in hsum's order is the same tree of
+  // lane-wise adds over 8 rows; the padding rows past n are zeros.
+  __m256d sumLo = _mm256_setzero_pd(), sumHi = _mm256_setzero_pd();
+  for (int64_t j0 = 0; j0 < n8; j0 += 8) {
+    __m256 e[8];
+    for (int l = 0; l < 8; l++) {
+      e[l] = j0 + l < n ? expGgml(_mm256_sub_ps(_mm256_loadu_ps(scores + (j0 + l) * kLanes), vmax)) : _mm256_setzero_ps();
+      _mm256_storeu_ps(scores + (j0 + l) * kLanes, e[l]);
+    }
+    const __m256 block = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(e[0], e[4]), _mm256_add_ps(e[2], e[6])),
+                                       _mm256_add_ps(_mm256_add_ps(e[1], e[5]), _mm256_add_ps(e[3], e[7])));
+    sumLo = _mm256_add_pd(sumLo, _mm256_cvtps_pd(_mm256_castps256_ps128(block)));
+    sumHi = _mm256_add_pd(sumHi, _mm256_cvtps_pd(_mm256_extractf128_ps(block, 1)));
+  }
+  const __m256d one = _mm256_set1_pd(1.0);
+  const __m256 inv = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_div_pd(one, sumHi)), _mm256_cvtpd_ps(_mm256_div_pd(one, sumLo)));
+  for (int64_t j = 0; j < n; j++) _mm256_storeu_ps(scores + j * kLanes, _mm256_mul_ps(_mm256_loadu_ps(scores + j * kLanes), inv));
+
+  // KQV as attendOne, each block's values widened once for every query.
+  std::memset(acc, 0, sizeof(float) * 8 * d8 * nq);
+  float lanes[kLanes][8 * 8] = {};  // the last headDim % 8 outputs' lanes, per query
+  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+    const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
+    int64_t vs = 0;
+    const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs, stride) - j0 * vs;
+    for (int l = 0; l < nq; l++) {
+      float* al = acc + l * 8 * d8;
+      const float* sl = scores + l;
+      for (int d = 0; d < d8; d += 8) {
+        __m256 a[8];
+        for (int m = 0; m < 8; m++) a[m] = _mm256_loadu_ps(al + m * d8 + d);
+        int64_t j = j0;
+        for (; j + 8 <= j1; j += 8)
+          for (int m = 0; m < 8; m++) a[m] = _mm256_fmadd_ps(_mm256_loadu_ps(vf + (j + m) * vs + d), _mm256_set1_ps(sl[(j + m) * kLanes]), a[m]);
+        for (int m = 0; j + m < j1; m++) a[m] = _mm256_fmadd_ps(_mm256_loadu_ps(vf + (j + m) * vs + d), _mm256_set1_ps(sl[(j + m) * kLanes]), a[m]);
+        for (int m = 0; m < 8; m++) _mm256_storeu_ps(al + m * d8 + d, a[m]);
+      }
+      for (int d = d8; d < headDim; d++)
+        for (int64_t j = j0; j < j1; j++) {
+          float& lane = lanes[l][(d - d8) * 8 + j % 8];
+          lane = fmaSingle(vf[j * vs + d], sl[j * kLanes], lane);
+        }
+    }
+  }
+  for (int l = 0; l < nq; l++) {
+    const float* al = acc + l * 8 * d8;
+    float* o = out + l * outStride;
+    for (int d = 0; d < d8; d += 8) {
+      __m256 a[8];
+      for (int m = 0; m < 8; m++) a[m] = _mm256_loadu_ps(al + m * d8 + d);
+      _mm256_storeu_ps(o + d, sumRows(a));
+    }
+    for (int d = d8; d < headDim; d++) o[d] = hsum(_mm256_loadu_ps(&lanes[l][(d - d8) * 8]));
+  }
+}
+
+}  // namespace
+
+void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nTokens, const int32_t* positions,
+                        const AttentionParams& p, float* scratch, int ith, int nth) {
+  if (p.headDim > kMaxHeadDim) {
+    attentionRows(q, kv, out, nTokens, positions, p, scratch, ith, nth);
+    return;
+  }
+  const int64_t kvWidth = (int64_t)p.nKvHeads * p.headDim;
+  const int64_t qWidth = (int64_t)p.nHeads * p.headDim;
+  const int group = p.nHeads / p.nKvHeads;
+  float* part = scratch + (int64_t)ith * attentionScratchFloats(kv.capacity, p.headDim);
+  auto kvAt = [&](int h) { return (int64_t)(h / group) * p.headDim; };
+  if (group < kMinGroup) {
+    int64_t r0, r1;
+    splitRange(nTokens * p.nHeads, ith, nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+      const int64_t t = r / p.nHeads;
+      const int h = (int)(r % p.nHeads);
+      const float* qh = q + t * qWidth + (int64_t)h * p.headDim;
+      float* oh = out + t * qWidth + (int64_t)h * p.headDim;
+      const int64_t n = (int64_t)positions[t] + 1;
+      if (kv.type == GgmlType::F16) {
+        attendOne<fp16_t, loadF16, loadOneF16>(qh, static_cast<const fp16_t*>(kv.k) + kvAt(h), static_cast<const fp16_t*>(kv.v) + kvAt(h), n,
+                                               kvWidth, p.headDim, p.scale, part, oh);
+      } else {
+        attendOne<float, loadF32, loadOneF32>(qh, static_cast<const float*>(kv.k) + kvAt(h), static_cast<const float*>(kv.v) + kvAt(h), n,
+                                              kvWidth, p.headDim, p.scale, part, oh);
+      }
+    }
+    return;
+  }
+  // Units of up to 8 heads sharing a KV head, for one token.
+  const int perKv = (group + kLanes - 1) / kLanes;
+  int64_t u0, u1;
+  splitRange(nTokens * p.nKvHeads * perKv, ith, nth, &u0, &u1);
+  for (int64_t u = u0; u < u1; u++) {
+    const int64_t t = u / (p.nKvHeads * perKv);
+    const int g = (int)(u / perKv % p.nKvHeads), sub = (int)(u % perKv);
+    const int h = g * group + sub * kLanes;
+    const int nq = group - sub * kLanes < kLanes ? group - sub * kLanes : kLanes;
+    const float* qh = q + t * qWidth + (int64_t)h * p.headDim;
+    float* oh = out + t * qWidth + (int64_t)h * p.headDim;
+    const int64_t n = (int64_t)positions[t] + 1;
+    if (kv.type == GgmlType::F16) {
+      attendGroup(qh, p.headDim, nq, static_cast<const fp16_t*>(kv.k) + kvAt(h), static_cast<const fp16_t*>(kv.v) + kvAt(h), n, kvWidth,
+                  p.headDim, p.scale, part, oh, p.headDim);
+    } else {
+      attendGroup(qh, p.headDim, nq, static_cast<const float*>(kv.k) + kvAt(h), static_cast<const float*>(kv.v) + kvAt(h), n, kvWidth,
+                  p.headDim, p.scale, part, oh, p.headDim);
+    }
+  }
+}
+
+}  // namespace kiln
