@@ -8,6 +8,9 @@
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni (and AVX2/FMA/F16C).
 #include <immintrin.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "mat-mul-int-tiles.h"
 #include "mat-mul-tiles.h"
 #include "mat-mul.h"
@@ -54,6 +57,112 @@ using TileQ8_0 = Q8Tile<VnniSums>::Kernel<R, T>;
 // 3x4 90, 4x3 88.
 constexpr int kQ8Rows = 4, kQ8Tokens = 4;
 
+// Q8_0 x Q8_0 prefill: 8 tokens at a time, two per 512-bit vector with their 32-bit lanes
+// interleaved (lane 2i is lane i of the AVX2 kernel's vector for token a, lane 2i + 1 for token b).
+// The weights are made unsigned (x + 128) for vpdpbusd, whose sums start from -128 * sum(y) over
+// each lane's 4 values, so they are exactly the AVX2 lane sums; then one conversion and one FMA
+// per block, with the scale products of a pair in one 64-bit broadcast (hence the interleave).
+// Same bits as vecDotQ8_0_avx2.
+constexpr int kQ8Pairs = 4, kQ8PairTokens = 2 * kQ8Pairs;
+
+// What every row needs of a block of the 8 tokens, prepared once for all of them.
+struct Q8TokenBlock {
+  __m512i y[kQ8Pairs];      // a pair's values, lanes interleaved
+  __m512i start[kQ8Pairs];  // -128 * the sum of each lane's 4 values
+  alignas(32) float d[kQ8PairTokens];
+};
+
+void prepareTokens(const char* y, size_t yStride, int64_t nb, Q8TokenBlock* out) {
+  const __m512i bias = _mm512_set1_epi8((char)0x80);
+  const __m512i interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  for (int64_t b = 0; b < nb; b++) {
+    const BlockQ8_0* yb[kQ8PairTokens];
+    for (int t = 0; t < kQ8PairTokens; t++) yb[t] = reinterpret_cast<const BlockQ8_0*>(y + t * yStride) + b;
+    __m128i dh = _mm_setzero_si128();
+    for (int t = 0; t < kQ8PairTokens; t++) dh = _mm_insert_epi16(dh, yb[t]->d, t);
+    _mm256_store_ps(out[b].d, _mm256_cvtph_ps(dh));
+    for (int p = 0; p < kQ8Pairs; p++) {
+      const __m512i v = _mm512_permutex2var_epi32(_mm512_castsi256_si512(load32(yb[2 * p]->qs)), interleave,
+                                                  _mm512_castsi256_si512(load32(yb[2 * p + 1]->qs)));
+      out[b].y[p] = v;
+      out[b].start[p] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, v));
+    }
+  }
+}
+
+// The two floats at p repeated 8 times, as a load (vbroadcastsd from memory): the compiler would
+// otherwise take them out of the register it just stored, which costs shuffles on the busy port.
+inline __m512 broadcastPair(const float* p) {
+  using Pair = double __attribute__((__may_alias__));
+  __m512d v;
+  __asm__("vbroadcastsd %1, %0" : "=v"(v) : "m"(*reinterpret_cast<const Pair*>(p)));
+  return _mm512_castpd_ps(v);
+}
+
+// R rows against blocks [b0, b1) of the prepared 8 tokens, accumulating into acc (R x 4 vectors).
+template <int R>
+void q8PairTile(int64_t b0, int64_t b1, const char* x, size_t xStride, const Q8TokenBlock* tb, __m512* accIo) {
+  const __m512i bias = _mm512_set1_epi8((char)0x80);
+  const __m512i twice = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  __m512 acc[R][kQ8Pairs];
+  for (int r = 0; r < R; r++)
+    for (int p = 0; p < kQ8Pairs; p++) acc[r][p] = accIo[r * kQ8Pairs + p];
+  for (int64_t b = b0; b < b1; b++) {
+    const BlockQ8_0* xb[R];
+    for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const BlockQ8_0*>(x + r * xStride) + b;
+    // d of every (row, token) as the AVX2 kernel computes it: the row's scale times the token's.
+    const __m256 dy = _mm256_load_ps(tb[b].d);
+    alignas(32) float d[R][kQ8PairTokens];
+    for (int r = 0; r < R; r++) _mm256_store_ps(d[r], _mm256_mul_ps(_mm256_set1_ps(fp16(xb[r]->d)), dy));
+    for (int r = 0; r < R; r++) {
+      const __m512i ux = _mm512_xor_si512(_mm512_permutexvar_epi32(twice, _mm512_castsi256_si512(load32(xb[r]->qs))), bias);
+      for (int p = 0; p < kQ8Pairs; p++)
+        acc[r][p] = _mm512_fmadd_ps(broadcastPair(&d[r][2 * p]), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(tb[b].start[p], ux, tb[b].y[p])), acc[r][p]);
+    }
+  }
+  for (int r = 0; r < R; r++)
+    for (int p = 0; p < kQ8Pairs; p++) accIo[r * kQ8Pairs + p] = acc[r][p];
+}
+
+// The 8 tokens' results from a row's accumulators (lanes de-interleaved, each token's 8 summed as
+// the AVX2 kernel does).
+void storePairs(const __m512* acc, float* s, int64_t ldS) {
+  const __m512i split = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+  for (int p = 0; p < kQ8Pairs; p++) {
+    const __m512 v = _mm512_permutexvar_ps(split, acc[p]);
+    s[2 * p * ldS] = hsum(_mm512_castps512_ps256(v));
+    s[(2 * p + 1) * ldS] = hsum(high8(v));
+  }
+}
+
+// Blocks per pass: the prepared tokens of a pass stay in L1 while every row goes over them.
+constexpr int64_t kQ8PassBlocks = 32;
+
+// Tokens in tiles of 8, each prepared once; then, a pass of blocks at a time, every row (4 at a
+// time) against it, the accumulators kept between passes. Returns the number of tokens done.
+int64_t q8PairTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
+                    size_t yStride) {
+  constexpr int R = 4;
+  const int64_t nb = n / QK8_0;
+  thread_local std::vector<Q8TokenBlock> prepared;
+  thread_local std::vector<__m512> acc;
+  if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
+  if (acc.size() < (size_t)(nr * kQ8Pairs)) acc.resize((size_t)(nr * kQ8Pairs));
+  int64_t t = 0;
+  for (; t + kQ8PairTokens <= nt; t += kQ8PairTokens) {
+    prepareTokens(y + t * yStride, yStride, nb, prepared.data());
+    std::fill(acc.begin(), acc.begin() + nr * kQ8Pairs, _mm512_setzero_ps());
+    for (int64_t b0 = 0; b0 < nb; b0 += kQ8PassBlocks) {
+      const int64_t b1 = std::min(nb, b0 + kQ8PassBlocks);
+      int64_t r = 0;
+      for (; r + R <= nr; r += R) q8PairTile<R>(b0, b1, x + r * xStride, xStride, prepared.data(), acc.data() + r * kQ8Pairs);
+      for (; r < nr; r++) q8PairTile<1>(b0, b1, x + r * xStride, xStride, prepared.data(), acc.data() + r * kQ8Pairs);
+    }
+    for (int64_t r = 0; r < nr; r++) storePairs(acc.data() + r * kQ8Pairs, s + t * ldS + r, ldS);
+  }
+  return t;
+}
+
 // Sixteen float lanes, summed as hsum16 (FloatTile's L).
 struct Lanes16 {
   using V = __m512;
@@ -97,7 +206,10 @@ void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t 
                            const void* y, size_t yStride) {
   // Decode keeps the AVX2 kernel's 8 weight streams (same bits): memory, not arithmetic, bounds it.
   if (nt == 1) return vecDotManyQ8_0_avx2(n, nr, nt, s, ldS, x, xStride, y, yStride);
-  tiles<TileQ8_0, kQ8Rows, kQ8Tokens>({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+  const char* xb = static_cast<const char*>(x);
+  const char* yb = static_cast<const char*>(y);
+  const int64_t done = q8PairTiles(n, nr, nt, s, ldS, xb, xStride, yb, yStride);
+  if (done < nt) tiles<TileQ8_0, kQ8Rows, kQ8Tokens>({n, s + done * ldS, ldS, xb, xStride, yb + done * yStride, yStride}, nr, nt - done);
 }
 
 void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
