@@ -3,6 +3,7 @@
 // - Q8_0 and packed Q4_0 keep the bits of their AVX2 kernels (and so of vecDotQ8_0/Q4_0_generic
 //   and llama.cpp's x86 order): VNNI's vpdpbusd gives the same exact integer sums as maddubs,
 //   int16 adds and madd in one instruction, and every float FMA stays per block, in block order.
+//   Q8_0 prefill puts two tokens in each 512-bit vector, so each FMA does two tokens' blocks.
 // - F16 uses 16-wide lanes: another float order than the AVX2 kernel (within the best-vs-generic
 //   tolerance), the same for every token count, so prefill and decode agree bit for bit.
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni (and AVX2/FMA/F16C).
@@ -33,9 +34,7 @@ static inline float hsum16(__m512 v) {
 
 // vpdpbusd sums four unsigned-by-signed byte products per lane in one instruction, exactly: for
 // Q8_0 on |x| and y with x's signs (as maddubs + madd), for Q4_0's nibbles in two chains from
-// -8 * sum(y) (as maddubs, int16 adds and madd). (A 512-bit Q8_0 version, two blocks per product
-// with the weights made unsigned, measured slower here: 512-bit operations close a vector port,
-// and the per-block FMAs stay 256-bit for the order.)
+// -8 * sum(y) (as maddubs, int16 adds and madd).
 struct VnniSums {
   static __m256i quads(__m256i absX, __m256i x, __m256i y) {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), absX, _mm256_sign_epi8(y, x));
@@ -50,11 +49,10 @@ struct VnniSums {
   }
 };
 
+// For the last 1-7 tokens of a Q8_0 product: one thread of 512x2048 -> 5632 (GFLOP/s, the AVX2
+// 3x4 tile 76): 4x4 91, 3x4 90, 4x3 88.
 template <int R, int T>
 using TileQ8_0 = Q8Tile<VnniSums>::Kernel<R, T>;
-
-// Tile shape, one thread of a 512x2048 -> 5632 product (GFLOP/s, the AVX2 3x4 tile 76): 4x4 91,
-// 3x4 90, 4x3 88.
 constexpr int kQ8Rows = 4, kQ8Tokens = 4;
 
 // Q8_0 x Q8_0 prefill: 8 tokens at a time, two per 512-bit vector with their 32-bit lanes

@@ -185,6 +185,126 @@ struct Q6KTile {
   }
 };
 
+// Decode (one token): the same idea turned around. Two rows share each 512-bit vector, row a in the
+// low half, and the token's 32 values are broadcast to both halves, so each half is the AVX2 row
+// dot's vector for its row; 2P rows at a time, each block prefetched where the next 2P rows need it
+// (rows are short: a stream's own next kilobyte is mostly the next row, already on its way).
+
+// [a x 8 | b x 8].
+inline __m512 halves(float a, float b) {
+  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(a)), _mm256_castps_pd(_mm256_set1_ps(b)), 1));
+}
+
+template <int P>
+void q4KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
+  constexpr int R = 2 * P;
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  __m512 acc[P];
+  __m256 accMins[P];
+  for (int p = 0; p < P; p++) acc[p] = _mm512_setzero_ps(), accMins[p] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n / QK_K; b++) {
+    const BlockQ8_K& yb = y[b];
+    const BlockQ4_K* xb[R];
+    for (int r = 0; r < R; r++) {
+      xb[r] = reinterpret_cast<const BlockQ4_K*>(x + r * xStride) + b;
+      for (int l = 0; l < 3; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
+    }
+    const __m256i bsums = load32(yb.bsums);
+    const __m128i sums8 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+    const __m256i sums = _mm256_set_m128i(sums8, sums8);
+    __m512i sc[P];
+    for (int p = 0; p < P; p++) {
+      const __m128i sm0 = scalesMinsK4(xb[2 * p]->scales), sm1 = scalesMinsK4(xb[2 * p + 1]->scales);
+      const __m256i sc0 = _mm256_cvtepu8_epi32(sm0), sc1 = _mm256_cvtepu8_epi32(sm1);
+      sc[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_or_si256(sc0, _mm256_slli_epi32(sc0, 16))),
+                                 _mm256_or_si256(sc1, _mm256_slli_epi32(sc1, 16)), 1);
+      const __m256i m = _mm256_cvtepu8_epi16(_mm_unpackhi_epi64(sm0, sm1));
+      const __m256 d = _mm256_set_m128(_mm_set1_ps(-yb.d * fp16(xb[2 * p + 1]->dmin)), _mm_set1_ps(-yb.d * fp16(xb[2 * p]->dmin)));
+      accMins[p] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_madd_epi16(m, sums)), accMins[p]);
+    }
+    __m512i sumi[P];
+    for (int p = 0; p < P; p++) sumi[p] = _mm512_setzero_si512();
+    for (int g = 0; g < QK_K / 64; g++) {
+      const __m512i yLo = _mm512_broadcast_i64x4(load32(yb.qs + 64 * g));
+      const __m512i yHi = _mm512_broadcast_i64x4(load32(yb.qs + 64 * g + 32));
+      const __m512i pickLo = _mm512_setr_epi32(2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 8 + 2 * g, 8 + 2 * g, 8 + 2 * g,
+                                               8 + 2 * g, 8 + 2 * g, 8 + 2 * g, 8 + 2 * g, 8 + 2 * g);
+      const __m512i pickHi = _mm512_add_epi32(pickLo, _mm512_set1_epi32(1));
+      for (int p = 0; p < P; p++) {
+        const __m512i bits = pairOf(xb[2 * p]->qs + 32 * g, xb[2 * p + 1]->qs + 32 * g);
+        const __m512i vLo = _mm512_and_si512(bits, low4);
+        const __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
+        sumi[p] = _mm512_dpwssd_epi32(sumi[p], _mm512_maddubs_epi16(vLo, yLo), _mm512_permutexvar_epi32(pickLo, sc[p]));
+        sumi[p] = _mm512_dpwssd_epi32(sumi[p], _mm512_maddubs_epi16(vHi, yHi), _mm512_permutexvar_epi32(pickHi, sc[p]));
+      }
+    }
+    for (int p = 0; p < P; p++)
+      acc[p] = _mm512_fmadd_ps(halves(yb.d * fp16(xb[2 * p]->d), yb.d * fp16(xb[2 * p + 1]->d)), _mm512_cvtepi32_ps(sumi[p]), acc[p]);
+  }
+  for (int p = 0; p < P; p++) {
+    s[2 * p] = hsum(half(acc[p], 0)) + hsum(_mm256_castps256_ps128(accMins[p]));
+    s[2 * p + 1] = hsum(half(acc[p], 1)) + hsum(_mm256_extractf128_ps(accMins[p], 1));
+  }
+}
+
+template <int P>
+void q6KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
+  constexpr int R = 2 * P;
+  const __m512i low4 = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30), offset = _mm512_set1_epi8(32);
+  __m512 acc[P];
+  for (int p = 0; p < P; p++) acc[p] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < n / QK_K; b++) {
+    const BlockQ8_K& yb = y[b];
+    const BlockQ6_K* xb[R];
+    for (int r = 0; r < R; r++) {
+      xb[r] = reinterpret_cast<const BlockQ6_K*>(x + r * xStride) + b;
+      for (int l = 0; l < 4; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
+    }
+    __m512i scales[R];
+    for (int r = 0; r < R; r++)
+      scales[r] = _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb[r]->scales))));
+    __m512i sumi[P];
+    for (int p = 0; p < P; p++) sumi[p] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; h++) {
+      for (int k = 0; k < 4; k++) {
+        const int j = 8 * h + 2 * k;
+        const __m512i yq = _mm512_broadcast_i64x4(load32(yb.qs + 128 * h + 32 * k));
+        const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, yq));
+        const __m512i pick = _mm512_setr_epi32(j, j, j, j, j + 1, j + 1, j + 1, j + 1, 16 + j, 16 + j, 16 + j, 16 + j, 17 + j, 17 + j,
+                                               17 + j, 17 + j);
+        for (int p = 0; p < P; p++) {
+          const BlockQ6_K& a = *xb[2 * p];
+          const BlockQ6_K& c = *xb[2 * p + 1];
+          const __m512i ql = pairOf(a.ql + 64 * h + 32 * (k % 2), c.ql + 64 * h + 32 * (k % 2));
+          const __m512i qh = pairOf(a.qh + 32 * h, c.qh + 32 * h);
+          const __m512i lowBits = k < 2 ? ql : _mm512_srli_epi16(ql, 4);
+          const __m512i highBits = k == 0 ? _mm512_slli_epi16(qh, 4) : k == 1 ? _mm512_slli_epi16(qh, 2) : k == 2 ? qh : _mm512_srli_epi16(qh, 2);
+          const __m512i v = _mm512_ternarylogic_epi32(lowBits, _mm512_and_si512(highBits, high2), low4, 0xec);
+          const __m512i sc = _mm512_permutex2var_epi32(scales[2 * p], pick, scales[2 * p + 1]);
+          sumi[p] = _mm512_dpwssd_epi32(sumi[p], _mm512_dpbusd_epi32(start, v, yq), sc);
+        }
+      }
+    }
+    for (int p = 0; p < P; p++)
+      acc[p] = _mm512_fmadd_ps(halves(yb.d * fp16(xb[2 * p]->d), yb.d * fp16(xb[2 * p + 1]->d)), _mm512_cvtepi32_ps(sumi[p]), acc[p]);
+  }
+  for (int p = 0; p < P; p++) {
+    s[2 * p] = hsum(half(acc[p], 0));
+    s[2 * p + 1] = hsum(half(acc[p], 1));
+  }
+}
+
+// One token against the rows: 4 at a time, then 2; the number of rows done.
+template <void (*Rows2)(int64_t, float*, const char*, size_t, const BlockQ8_K*), void (*Rows1)(int64_t, float*, const char*, size_t, const BlockQ8_K*)>
+int64_t decodeRows(int64_t n, int64_t nr, float* s, const void* vx, size_t xStride, const void* vy) {
+  const char* x = static_cast<const char*>(vx);
+  const BlockQ8_K* y = static_cast<const BlockQ8_K*>(vy);
+  int64_t r = 0;
+  for (; r + 4 <= nr; r += 4) Rows2(n, s + r, x + r * xStride, xStride, y);
+  for (; r + 2 <= nr; r += 2) Rows1(n, s + r, x + r * xStride, xStride, y);
+  return r;
+}
+
 // Tile<kRows, Q> over the rows in fours (the last ones Tile<1, Q>) and tokens [t0, t1) in steps of 4Q.
 constexpr int kRows = 4;
 template <template <int, int> class Tile, int Q>
@@ -215,12 +335,22 @@ int64_t walkTokens(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, con
 // 2x8 120, 3x12 128. The last 1-3 tokens take the AVX2 tiles (the same bits).
 void vecDotManyQ4_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride) {
+  if (nt == 1) {
+    const int64_t r = decodeRows<q4KRows<2>, q4KRows<1>>(n, nr, s, x, xStride, y);
+    if (r < nr) vecDotManyQ4_K_avx2(n, nr - r, 1, s + r, ldS, static_cast<const char*>(x) + r * xStride, xStride, y, yStride);
+    return;
+  }
   const int64_t done = walkTokens<Q4KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
   if (done < nt) vecDotManyQ4_K_avx2(n, nr, nt - done, s + done * ldS, ldS, x, xStride, static_cast<const char*>(y) + done * yStride, yStride);
 }
 
 void vecDotManyQ6_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride) {
+  if (nt == 1) {
+    const int64_t r = decodeRows<q6KRows<2>, q6KRows<1>>(n, nr, s, x, xStride, y);
+    if (r < nr) vecDotManyQ6_K_avx2(n, nr - r, 1, s + r, ldS, static_cast<const char*>(x) + r * xStride, xStride, y, yStride);
+    return;
+  }
   const int64_t done = walkTokens<Q6KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
   if (done < nt) vecDotManyQ6_K_avx2(n, nr, nt - done, s + done * ldS, ldS, x, xStride, static_cast<const char*>(y) + done * yStride, yStride);
 }

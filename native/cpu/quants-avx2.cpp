@@ -71,8 +71,8 @@ float dotScaleMinK(int64_t n, const Block* x, const BlockQ8_K* y) {
   __m128 accMins = _mm_setzero_ps();
   float summs = 0.0f;
   for (int64_t b = 0; b < n / QK_K; b++) {
-    uint8_t sm[16];
-    unpackScalesMinsK4(x[b].scales, sm);
+    alignas(16) uint8_t sm[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(sm), scalesMinsK4(x[b].scales));
     if constexpr (kFifthBit) {
       // llama.cpp's AVX2 Q5_K (no repacked layout) sums a block's mins term as one integer and
       // adds it into a scalar with one fused step; matching that keeps its logits to ~1e-6.
@@ -116,9 +116,11 @@ void q4KTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, co
     const BlockQ8_K* yb[T];
     for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const BlockQ4_K*>(x + r * xStride) + b;
     for (int t = 0; t < T; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
-    uint8_t sm[R][16];
+    alignas(16) uint8_t sm[R][16];
     for (int r = 0; r < R; r++) {
-      unpackScalesMinsK4(xb[r]->scales, sm[r]);
+      if (T == 1)  // where the next R rows need it (a row's own next kilobyte is mostly the next row)
+        for (int l = 0; l < 3; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
+      _mm_store_si128(reinterpret_cast<__m128i*>(sm[r]), scalesMinsK4(xb[r]->scales));
       const float dmin = fp16(xb[r]->dmin);
       for (int t = 0; t < T; t++) accMins[r][t] = minsTerm(sm[r], *yb[t], -yb[t]->d * dmin, accMins[r][t]);
     }
@@ -148,56 +150,56 @@ void q4KTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, co
 }
 
 // Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off as 32 * y per pair.
-// Each 32-value group spans two sub-blocks of 16, one per 128-bit lane of the products. One row
-// against T tokens: the 6-bit values are rebuilt once per block for all of them.
-template <int T>
-void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, const char* vy, size_t yStride) {
-  const BlockQ6_K* x = reinterpret_cast<const BlockQ6_K*>(vx);
+// Each 32-value group spans two sub-blocks of 16, one per 128-bit lane of the products. R rows
+// against T tokens: each row's 6-bit values are rebuilt once per block for all the tokens, and with
+// one token (decode) 4 rows at a time, each block prefetched for the next 4.
+template <int R, int T>
+void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, size_t xStride, const char* vy, size_t yStride) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i low2 = _mm256_set1_epi8(3);
   const __m256i offset = _mm256_set1_epi8(32);
-  __m256 acc[T];
-  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+  __m256 acc[R][T];
+  for (int r = 0; r < R; r++)
+    for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / QK_K; b++) {
     const BlockQ8_K* y[T];
     for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const BlockQ8_K*>(vy + t * yStride) + b;
-    const int8_t* sc = x[b].scales;
-    __m256i sumi[T];
-    for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
-    for (int h = 0; h < 2; h++) {
-      const __m256i ql0 = load32(x[b].ql + 64 * h);
-      const __m256i ql1 = load32(x[b].ql + 64 * h + 32);
-      const __m256i qh = load32(x[b].qh + 32 * h);
-      const __m256i v[4] = {
-          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
-          _mm256_or_si256(_mm256_and_si256(ql1, low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
-      };
-      for (int k = 0; k < 4; k++) {
-        const int j = 8 * h + 2 * k;
-        const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(sc[j + 1]), _mm_set1_epi16(sc[j]));
-        for (int t = 0; t < T; t++) {
-          const __m256i q8 = load32(y[t]->qs + 128 * h + 32 * k);
-          const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(v[k], q8), _mm256_maddubs_epi16(offset, q8));
-          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(pairs, scales));
+    for (int r = 0; r < R; r++) {
+      const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(vx + r * xStride)[b];
+      if (T == 1)
+        for (int l = 0; l < 4; l++) _mm_prefetch(reinterpret_cast<const char*>(&x) + R * xStride + 64 * l, _MM_HINT_T0);
+      const int8_t* sc = x.scales;
+      __m256i sumi[T];
+      for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
+      for (int h = 0; h < 2; h++) {
+        const __m256i ql0 = load32(x.ql + 64 * h);
+        const __m256i ql1 = load32(x.ql + 64 * h + 32);
+        const __m256i qh = load32(x.qh + 32 * h);
+        const __m256i v[4] = {
+            _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
+            _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
+        };
+        for (int k = 0; k < 4; k++) {
+          const int j = 8 * h + 2 * k;
+          const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(sc[j + 1]), _mm_set1_epi16(sc[j]));
+          for (int t = 0; t < T; t++) {
+            const __m256i q8 = load32(y[t]->qs + 128 * h + 32 * k);
+            const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(v[k], q8), _mm256_maddubs_epi16(offset, q8));
+            sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(pairs, scales));
+          }
         }
       }
+      const float dx = fp16(x.d);
+      for (int t = 0; t < T; t++) acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[r][t]);
     }
-    const float dx = fp16(x[b].d);
-    for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
   }
-  for (int t = 0; t < T; t++) s[t * ldS] = hsum(acc[t]);
-}
-
-void q6KTile1(int64_t n, float* s, int64_t ldS, const char* x, size_t, const char* y, size_t yStride) {
-  q6KTile<1>(n, s, ldS, x, y, yStride);
-}
-void q6KTile4(int64_t n, float* s, int64_t ldS, const char* x, size_t, const char* y, size_t yStride) {
-  q6KTile<4>(n, s, ldS, x, y, yStride);
+  for (int r = 0; r < R; r++)
+    for (int t = 0; t < T; t++) s[t * ldS + r] = hsum(acc[r][t]);
 }
 
 // Q4_0 x Q8_0 for one block, as eight 32-bit sums of four products each.
@@ -275,24 +277,44 @@ void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y) {
   *s = dotScaleMinK<BlockQ4_K, false>(n, static_cast<const BlockQ4_K*>(x), static_cast<const BlockQ8_K*>(y));
 }
 
+namespace {
+
 // Q4_K and Q6_K tiles: one row x 4 tokens (2 rows x 4 measured the same for Q4_K: its
-// accumulators no longer fit the 16 registers), one token at a time over the edge.
-template <void (*Tile1)(int64_t, float*, int64_t, const char*, size_t, const char*, size_t),
-          void (*Tile4)(int64_t, float*, int64_t, const char*, size_t, const char*, size_t)>
+// accumulators no longer fit the 16 registers), one token at a time over the edge; decode takes
+// 4 rows at a time.
+template <template <int, int> class Tile>
 void rowTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
               size_t yStride) {
   const char* x = static_cast<const char*>(vx);
   const char* y = static_cast<const char*>(vy);
-  for (int64_t r = 0; r < nr; r++) {
+  int64_t r = 0;
+  if (nt == 1)
+    for (; r + 4 <= nr; r += 4) Tile<4, 1>::run(n, s + r, ldS, x + r * xStride, xStride, y, yStride);
+  for (; r < nr; r++) {
     int64_t t = 0;
-    for (; t + 4 <= nt; t += 4) Tile4(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
-    for (; t < nt; t++) Tile1(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
+    for (; t + 4 <= nt; t += 4) Tile<1, 4>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
+    for (; t < nt; t++) Tile<1, 1>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
   }
 }
 
+template <int R, int T>
+struct Q4KTile {
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
+    q4KTile<R, T>(n, s, ldS, x, xStride, y, yStride);
+  }
+};
+template <int R, int T>
+struct Q6KTile {
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
+    q6KTile<R, T>(n, s, ldS, x, xStride, y, yStride);
+  }
+};
+
+}  // namespace
+
 void vecDotManyQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride) {
-  rowTiles<q4KTile<1, 1>, q4KTile<1, 4>>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+  rowTiles<Q4KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 void vecDotQ5_K_avx2(int64_t n, float* s, const void* x, const void* y) {
@@ -300,12 +322,12 @@ void vecDotQ5_K_avx2(int64_t n, float* s, const void* x, const void* y) {
 }
 
 void vecDotQ6_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
-  q6KTile<1>(n, s, 0, static_cast<const char*>(vx), static_cast<const char*>(vy), 0);
+  q6KTile<1, 1>(n, s, 0, static_cast<const char*>(vx), 0, static_cast<const char*>(vy), 0);
 }
 
 void vecDotManyQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride) {
-  rowTiles<q6KTile1, q6KTile4>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+  rowTiles<Q6KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 }  // namespace kiln

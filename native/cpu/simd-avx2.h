@@ -63,6 +63,19 @@ static inline __m256i quadSumsI8(__m256i absX, __m256i x, __m256i y) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(absX, _mm256_sign_epi8(y, x)), _mm256_set1_epi16(1));
 }
 
+// unpackScalesMinsK4 (quants.h) in registers: the 8 scales in bytes 0-7, the 8 mins in 8-15. Reads
+// 16 bytes from `packed` (the 12 packed bytes and 4 of what follows them in the block).
+static inline __m128i scalesMinsK4(const uint8_t* packed) {
+  const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+  // Lanes 0 and 2: w0 and w1 & 0x3f; lanes 1 and 3: the low and high nibbles of w2, with the top
+  // 2 bits of w0 and w1 as bits 4-5.
+  const __m128i low = _mm_and_si128(_mm_srlv_epi32(_mm_shuffle_epi32(w, _MM_SHUFFLE(2, 1, 2, 0)), _mm_setr_epi32(0, 0, 0, 4)),
+                                    _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+  const __m128i high = _mm_and_si128(_mm_srli_epi32(_mm_shuffle_epi32(w, _MM_SHUFFLE(1, 1, 0, 0)), 2),
+                                     _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+  return _mm_or_si128(low, high);
+}
+
 // The 32 low nibbles of 16 bytes, then the 32 high nibbles: Q4_0's element order.
 static inline __m256i nibbles(const uint8_t* p) {
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
