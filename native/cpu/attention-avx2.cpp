@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "attention-lanes.h"
 #include "ops.h"
 #include "simd-avx2.h"
+#include "type-traits.h"
 
 namespace kiln {
 
@@ -45,12 +47,6 @@ __m256 expGgml(__m256 x) {
 
 float loadOneF16(const fp16_t* p) { return fp16(*p); }
 float loadOneF32(const float* p) { return *p; }
-
-// Eight rows of accumulators summed lane by lane in hsum's order.
-__m256 sumRows(const __m256* a) {
-  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
-                       _mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7])));
-}
 
 constexpr int kMaxHeadDim = 256;
 
@@ -133,19 +129,18 @@ void attendOne(const float* q, const T* k, const T* v, int64_t n, int64_t stride
 }
 
 // Query heads one attendGroup call takes: the float lanes.
-constexpr int kLanes = 8;
+constexpr int kLanes = kAttentionLanes;
 constexpr int kBlock = kAttentionBlock;
 // Below this many query heads per KV head, attendOne per query costs less (the lanes go unused).
 constexpr int kMinGroup = 4;
 
 // Keys or values of positions [j0, j0 + count) as floats: the cache itself when it holds floats,
-// else widened (exactly) into `buffer`. Returns the rows and their stride.
-inline const float* widened(const float* src, int64_t, int64_t, int, float*, int64_t* rowStride, int64_t stride) {
+// else widened (exactly) into `buffer`; *rowStride is their stride.
+inline const float* widened(const float* src, int64_t, int64_t stride, int, float*, int64_t* rowStride) {
   *rowStride = stride;
   return src;
 }
-inline const float* widened(const fp16_t* src, int64_t count, int64_t stride, int headDim, float* buffer, int64_t* rowStride,
-                            int64_t) {
+inline const float* widened(const fp16_t* src, int64_t count, int64_t stride, int headDim, float* buffer, int64_t* rowStride) {
   const int d8 = headDim / 8 * 8;
   for (int64_t j = 0; j < count; j++) {
     const fp16_t* s = src + j * stride;
@@ -158,33 +153,22 @@ inline const float* widened(const fp16_t* src, int64_t count, int64_t stride, in
   return buffer;
 }
 
-// nq (1..8) query heads of one token that share a KV head, rows qStride apart, each bit for bit as
-// attendOne computes it. Lane l holds query l (lanes past nq repeat the last query). Scores are
-// kept transposed, scores[8j + l], so that each step that attendOne does on one query's 8
-// consecutive positions (the dot product's horizontal sum, the softmax's block sums) is the same
-// sequence of lane-wise operations on 8 rows here. scratch: attentionScratchFloats floats.
+// K*Q of 8 query lanes against positions [0, n): scores[8j + l] = q_l . k_j * scale, each in
+// attendOne's order, and the lanes' largest scores. rows: kBlock * headDim floats.
 template <typename T>
-void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v, int64_t n, int64_t stride, int headDim,
-                 float scale, float* scratch, float* out, int64_t outStride) {
-  const int64_t n8 = (n + 7) / 8 * 8;
-  float* scores = scratch;
-  float* rows = scores + kLanes * n8;         // (kBlock, headDim)
-  float* acc = rows + kBlock * headDim;       // per query: 8 rows of d8 accumulators
-  const int np = headDim & ~31, d8 = headDim / 8 * 8;
-  const float* ql[kLanes];
-  for (int l = 0; l < kLanes; l++) ql[l] = q + (l < nq ? l : nq - 1) * qStride;
+__m256 groupScores(const float* const* ql, const T* k, int64_t n, int64_t stride, int headDim, float scale, float* scores,
+                   float* rows) {
+  const int np = headDim & ~31;
   // The queries' last headDim % 32 values, transposed for lane-wise FMAs.
   alignas(32) float tail[32 * kLanes];
   for (int i = np; i < headDim; i++)
     for (int l = 0; l < kLanes; l++) tail[(i - np) * kLanes + l] = ql[l][i];
-
-  // K*Q as attendOne, eight queries per step from the lane sums on.
   const __m256 vscale = _mm256_set1_ps(scale);
   __m256 vmax = _mm256_set1_ps(-INFINITY);
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t count = n - j0 < kBlock ? n - j0 : kBlock;
     int64_t ks = 0;
-    const float* kf = widened(k + j0 * stride, count, stride, headDim, rows, &ks, stride);
+    const float* kf = widened(k + j0 * stride, count, stride, headDim, rows, &ks);
     for (int64_t jj = 0; jj < count; jj++) {
       const float* kj = kf + jj * ks;
       __m256 a[kLanes];
@@ -198,22 +182,20 @@ void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v
         }
         a[l] = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
       }
-      // attendOne's low half + high half, two queries per vector, then its two horizontal adds:
-      // lanes [q0 q2 q4 q6 | q1 q3 q5 q7], put in order.
-      __m256 t[4];
-      for (int m = 0; m < 4; m++)
-        t[m] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x20), _mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x31));
-      __m256 dots = _mm256_hadd_ps(_mm256_hadd_ps(t[0], t[1]), _mm256_hadd_ps(t[2], t[3]));
-      dots = _mm256_permutevar8x32_ps(dots, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      __m256 dots = laneDots(a);
       for (int i = np; i < headDim; i++) dots = _mm256_fmadd_ps(_mm256_set1_ps(kj[i]), _mm256_load_ps(tail + (i - np) * kLanes), dots);
       const __m256 s = _mm256_mul_ps(dots, vscale);
       _mm256_storeu_ps(scores + (j0 + jj) * kLanes, s);
       vmax = _mm256_max_ps(s, vmax);  // s > max ? s : max, as attendOne
     }
   }
+  return vmax;
+}
 
-  // Softmax: each query's eight consecutive exps summed in hsum's order is the same tree of
-  // lane-wise adds over 8 rows; the padding rows past n are zeros.
+// Softmax of the 8 lanes' scores in place: each query's eight consecutive exps summed in hsum's
+// order is the same tree of lane-wise adds over 8 rows; the padding rows past n are zeros.
+void groupSoftmax(float* scores, int64_t n, __m256 vmax) {
+  const int64_t n8 = (n + 7) / 8 * 8;
   __m256d sumLo = _mm256_setzero_pd(), sumHi = _mm256_setzero_pd();
   for (int64_t j0 = 0; j0 < n8; j0 += 8) {
     __m256 e[8];
@@ -221,22 +203,27 @@ void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v
       e[l] = j0 + l < n ? expGgml(_mm256_sub_ps(_mm256_loadu_ps(scores + (j0 + l) * kLanes), vmax)) : _mm256_setzero_ps();
       _mm256_storeu_ps(scores + (j0 + l) * kLanes, e[l]);
     }
-    const __m256 block = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(e[0], e[4]), _mm256_add_ps(e[2], e[6])),
-                                       _mm256_add_ps(_mm256_add_ps(e[1], e[5]), _mm256_add_ps(e[3], e[7])));
+    const __m256 block = sumRows(e);
     sumLo = _mm256_add_pd(sumLo, _mm256_cvtps_pd(_mm256_castps256_ps128(block)));
     sumHi = _mm256_add_pd(sumHi, _mm256_cvtps_pd(_mm256_extractf128_ps(block, 1)));
   }
   const __m256d one = _mm256_set1_pd(1.0);
   const __m256 inv = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_div_pd(one, sumHi)), _mm256_cvtpd_ps(_mm256_div_pd(one, sumLo)));
   for (int64_t j = 0; j < n; j++) _mm256_storeu_ps(scores + j * kLanes, _mm256_mul_ps(_mm256_loadu_ps(scores + j * kLanes), inv));
+}
 
-  // KQV as attendOne, each block's values widened once for every query.
+// KQV of the first nq lanes, as attendOne, each block's values widened once for every query.
+// rows: kBlock * headDim floats; acc: 64 * headDim.
+template <typename T>
+void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDim, float* rows, float* acc,
+                 float* out, int64_t outStride) {
+  const int d8 = headDim / 8 * 8;
   std::memset(acc, 0, sizeof(float) * 8 * d8 * nq);
   float lanes[kLanes][8 * 8] = {};  // the last headDim % 8 outputs' lanes, per query
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
     int64_t vs = 0;
-    const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs, stride) - j0 * vs;
+    const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs) - j0 * vs;
     for (int l = 0; l < nq; l++) {
       float* al = acc + l * 8 * d8;
       const float* sl = scores + l;
@@ -265,6 +252,31 @@ void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v
       _mm256_storeu_ps(o + d, sumRows(a));
     }
     for (int d = d8; d < headDim; d++) o[d] = hsum(_mm256_loadu_ps(&lanes[l][(d - d8) * 8]));
+  }
+}
+
+// nq (1..8) query heads of one token that share a KV head, rows qStride apart, each bit for bit as
+// attendOne computes it. Lane l holds query l (lanes past nq repeat the last query). Scores are
+// kept transposed, scores[8j + l], so that each step that attendOne does on one query's 8
+// consecutive positions (the dot product's horizontal sum, the softmax's block sums) is the same
+// sequence of lane-wise operations on 8 rows here. With AVX-512 and head sizes that are whole
+// steps of 32, the products and the values run on 512-bit vectors (attention-avx512.cpp), in the
+// same order. scratch: attentionScratchFloats floats.
+template <typename T>
+void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v, int64_t n, int64_t stride, int headDim,
+                 float scale, float* scratch, float* out, int64_t outStride) {
+  float* scores = scratch;
+  float* rows = scores + kLanes * ((n + 7) / 8 * 8);  // (kBlock, headDim)
+  float* acc = rows + kBlock * headDim;                // per query: 8 rows of headDim accumulators
+  const float* ql[kLanes];
+  for (int l = 0; l < kLanes; l++) ql[l] = q + (l < nq ? l : nq - 1) * qStride;
+  const bool wide = useAvx512() && headDim % 32 == 0;
+  groupSoftmax(scores, n, wide ? groupScores_avx512(ql, k, n, stride, headDim, scale, scores, rows)
+                               : groupScores(ql, k, n, stride, headDim, scale, scores, rows));
+  if (wide) {
+    groupValues_avx512(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
+  } else {
+    groupValues(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
   }
 }
 

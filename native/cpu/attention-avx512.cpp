@@ -1,0 +1,136 @@
+// The grouped attention kernel's K*Q and KQV (attention-avx2.cpp) on 512-bit vectors, for head
+// sizes that are whole steps of 32. Each 512-bit vector holds two of the AVX2 kernel's 8-lane
+// vectors side by side (accumulators a0 | a1 and a2 | a3 of a dot product; two 8-dimension slices
+// of an output), so every FMA and add is one the AVX2 kernel does, two per instruction: the same
+// bits. Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni (and AVX2/FMA/F16C).
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "attention-lanes.h"
+#include "ops.h"
+#include "simd-avx2.h"
+
+namespace kiln {
+
+using namespace simd;
+
+namespace {
+
+constexpr int kLanes = kAttentionLanes;
+constexpr int kBlock = kAttentionBlock;
+
+// Positions [j0, j0 + count) as floats: the cache itself when it holds floats, else widened
+// (exactly) into `buffer`; *rowStride is their stride.
+const float* widened(const float* src, int64_t, int64_t stride, int, float*, int64_t* rowStride) {
+  *rowStride = stride;
+  return src;
+}
+const float* widened(const fp16_t* src, int64_t count, int64_t stride, int headDim, float* buffer, int64_t* rowStride) {
+  for (int64_t j = 0; j < count; j++)
+    for (int i = 0; i < headDim; i += 16)
+      _mm512_storeu_ps(buffer + j * headDim + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j * stride + i))));
+  *rowStride = headDim;
+  return buffer;
+}
+
+inline __m256 low8(__m512 v) { return _mm512_castps512_ps256(v); }
+inline __m256 high8(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
+
+// Eight rows of accumulators summed lane by lane in hsum's order (sumRows on 16 lanes).
+inline __m512 sumRows16(const __m512* a) {
+  return _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[4]), _mm512_add_ps(a[2], a[6])),
+                       _mm512_add_ps(_mm512_add_ps(a[1], a[5]), _mm512_add_ps(a[3], a[7])));
+}
+
+template <typename T>
+__m256 scores(const float* const* ql, const T* k, int64_t n, int64_t stride, int headDim, float scale, float* out, float* rows) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  __m256 vmax = _mm256_set1_ps(-INFINITY);
+  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+    const int64_t count = n - j0 < kBlock ? n - j0 : kBlock;
+    int64_t ks = 0;
+    const float* kf = widened(k + j0 * stride, count, stride, headDim, rows, &ks);
+    for (int64_t jj = 0; jj < count; jj++) {
+      const float* kj = kf + jj * ks;
+      __m256 a[kLanes];
+      for (int l = 0; l < kLanes; l++) {
+        // [a0 | a1] and [a2 | a3] of the AVX2 kernel; then (a0 + a2) + (a1 + a3).
+        __m512 a01 = _mm512_setzero_ps(), a23 = a01;
+        for (int i = 0; i < headDim; i += 32) {
+          a01 = _mm512_fmadd_ps(_mm512_loadu_ps(kj + i), _mm512_loadu_ps(ql[l] + i), a01);
+          a23 = _mm512_fmadd_ps(_mm512_loadu_ps(kj + i + 16), _mm512_loadu_ps(ql[l] + i + 16), a23);
+        }
+        const __m512 w = _mm512_add_ps(a01, a23);
+        a[l] = _mm256_add_ps(low8(w), high8(w));
+      }
+      const __m256 s = _mm256_mul_ps(laneDots(a), vscale);
+      _mm256_storeu_ps(out + (j0 + jj) * kLanes, s);
+      vmax = _mm256_max_ps(s, vmax);
+    }
+  }
+  return vmax;
+}
+
+// Outputs go 32 dimensions at a time: 8 rows of accumulators (positions j % 8) x two vectors.
+template <typename T>
+void values(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDim, float* rows, float* acc, float* out,
+            int64_t outStride) {
+  std::memset(acc, 0, sizeof(float) * 8 * headDim * nq);
+  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+    const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
+    int64_t vs = 0;
+    const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs) - j0 * vs;
+    for (int l = 0; l < nq; l++) {
+      float* al = acc + l * 8 * headDim;
+      const float* sl = scores + l;
+      for (int d = 0; d < headDim; d += 32) {
+        __m512 a[8][2];
+        for (int m = 0; m < 8; m++)
+          for (int h = 0; h < 2; h++) a[m][h] = _mm512_loadu_ps(al + m * headDim + d + 16 * h);
+        int64_t j = j0;
+        for (; j + 8 <= j1; j += 8)
+          for (int m = 0; m < 8; m++) {
+            const __m512 s = _mm512_set1_ps(sl[(j + m) * kLanes]);
+            for (int h = 0; h < 2; h++) a[m][h] = _mm512_fmadd_ps(_mm512_loadu_ps(vf + (j + m) * vs + d + 16 * h), s, a[m][h]);
+          }
+        for (int m = 0; j + m < j1; m++) {
+          const __m512 s = _mm512_set1_ps(sl[(j + m) * kLanes]);
+          for (int h = 0; h < 2; h++) a[m][h] = _mm512_fmadd_ps(_mm512_loadu_ps(vf + (j + m) * vs + d + 16 * h), s, a[m][h]);
+        }
+        for (int m = 0; m < 8; m++)
+          for (int h = 0; h < 2; h++) _mm512_storeu_ps(al + m * headDim + d + 16 * h, a[m][h]);
+      }
+    }
+  }
+  for (int l = 0; l < nq; l++) {
+    const float* al = acc + l * 8 * headDim;
+    for (int d = 0; d < headDim; d += 16) {
+      __m512 a[8];
+      for (int m = 0; m < 8; m++) a[m] = _mm512_loadu_ps(al + m * headDim + d);
+      _mm512_storeu_ps(out + l * outStride + d, sumRows16(a));
+    }
+  }
+}
+
+}  // namespace
+
+__m256 groupScores_avx512(const float* const* ql, const float* k, int64_t n, int64_t stride, int headDim, float scale,
+                          float* out, float* rows) {
+  return scores(ql, k, n, stride, headDim, scale, out, rows);
+}
+__m256 groupScores_avx512(const float* const* ql, const fp16_t* k, int64_t n, int64_t stride, int headDim, float scale,
+                          float* out, float* rows) {
+  return scores(ql, k, n, stride, headDim, scale, out, rows);
+}
+void groupValues_avx512(const float* scores, int nq, const float* v, int64_t n, int64_t stride, int headDim, float* rows,
+                        float* acc, float* out, int64_t outStride) {
+  values(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
+}
+void groupValues_avx512(const float* scores, int nq, const fp16_t* v, int64_t n, int64_t stride, int headDim, float* rows,
+                        float* acc, float* out, int64_t outStride) {
+  values(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
+}
+
+}  // namespace kiln

@@ -1,0 +1,44 @@
+// Helpers of the SIMD attention kernels (attention-avx2.cpp, attention-avx512.cpp): the lane-wise
+// steps that reproduce the scalar definition's horizontal sums. Needs -mavx2 -mfma -mf16c; every
+// helper is `static` (see quants.h).
+#pragma once
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "../common/quant-blocks.h"
+
+namespace kiln {
+
+// Query heads the grouped kernels take at once: the float lanes.
+constexpr int kAttentionLanes = 8;
+
+// Eight rows of accumulators summed lane by lane in hsum's order.
+static inline __m256 sumRows(const __m256* a) {
+  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
+                       _mm256_add_ps(_mm256_add_ps(a[1], a[5]), _mm256_add_ps(a[3], a[7])));
+}
+
+// The 8 queries' dot products from their 8-lane sums a[l], as attendOne finishes one: low half plus
+// high half (two queries per vector), then two horizontal adds (lanes [q0 q2 q4 q6 | q1 q3 q5 q7]),
+// put in query order.
+static inline __m256 laneDots(const __m256* a) {
+  __m256 t[4];
+  for (int m = 0; m < 4; m++)
+    t[m] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x20), _mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x31));
+  const __m256 dots = _mm256_hadd_ps(_mm256_hadd_ps(t[0], t[1]), _mm256_hadd_ps(t[2], t[3]));
+  return _mm256_permutevar8x32_ps(dots, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// attention-avx512.cpp, for head sizes that are whole steps of 32: the grouped kernel's K*Q and
+// KQV on 512-bit vectors, with the bits of their AVX2 versions.
+__m256 groupScores_avx512(const float* const* ql, const float* k, int64_t n, int64_t stride, int headDim, float scale,
+                          float* scores, float* rows);
+__m256 groupScores_avx512(const float* const* ql, const fp16_t* k, int64_t n, int64_t stride, int headDim, float scale,
+                          float* scores, float* rows);
+void groupValues_avx512(const float* scores, int nq, const float* v, int64_t n, int64_t stride, int headDim, float* rows,
+                        float* acc, float* out, int64_t outStride);
+void groupValues_avx512(const float* scores, int nq, const fp16_t* v, int64_t n, int64_t stride, int headDim, float* rows,
+                        float* acc, float* out, int64_t outStride);
+
+}  // namespace kiln
