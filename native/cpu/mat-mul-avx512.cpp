@@ -188,9 +188,10 @@ using TileF16 = FloatTile<Lanes16, F16x16, F16x16>::Kernel<R, T>;
 template <int R, int T>
 using TileF16Wide = FloatTile<Lanes16, F16x16, F32x16>::Kernel<R, T>;
 
-// 8 rows x 3 tokens: 24 accumulators, 8 rows and one token in the 32 registers. One thread of a
-// 512x2048 -> 5632 product (GFLOP/s, the AVX2 3x4 tile 74): 8x3 83, 4x4 80, 4x6 77, 6x4 75.
-constexpr int kWideRows = 8, kWideTokens = 3;
+// 6 rows x 4 tokens: 24 accumulators, 6 rows and one token in the 32 registers. One thread of a
+// 512x2048 -> 5632 product in 1 MB chunks (GFLOP/s, best of alternating runs): 6x4 101, 5x4 99,
+// 4x6 98, 4x5 93, 8x3 90, 3x8 45 (spills).
+constexpr int kWideRows = 6, kWideTokens = 4;
 
 
 }  // namespace

@@ -22,7 +22,7 @@ constexpr size_t kChunkBytes = 1024 * 1024;
 // streaming (2 threads, GB/s from 64 KB to 256 KB chunks: Q8_0 20.0 -> 21.6, packed Q4_0 18.2 ->
 // 20.7, F16 21.6 -> 23.9).
 constexpr size_t kVectorChunkBytes = 256 * 1024;
-// A multiple of every tile's row count (3, 4 and 8).
+// A multiple of every tile's row count (3, 4, 6 and 8).
 constexpr int64_t kTileRowsMultiple = 24;
 // Enough chunks per thread that a thread slowed by the OS does not hold up the others.
 constexpr int64_t kChunksPerThread = 4;
