@@ -305,16 +305,19 @@ int64_t decodeRows(int64_t n, int64_t nr, float* s, const void* vx, size_t xStri
   return r;
 }
 
-// Tile<kRows, Q> over the rows in fours (the last ones Tile<1, Q>) and tokens [t0, t1) in steps of 4Q.
+// Tile<kRows, Q> over tokens [t0, t1) in steps of 4Q and, for each step, the rows in fours (the last
+// ones Tile<1, Q>): a step's tokens stay in L1 while the chunk's rows come from L2 (one thread,
+// GFLOP/s, rows outer -> tokens outer: Q4_K 139 -> 147 and 125 -> 143, Q6_K 120 -> 129 and
+// 112 -> 127 for 512x2048->5632 and 512x5632->2048).
 constexpr int kRows = 4;
 template <template <int, int> class Tile, int Q>
 void walk(int64_t n, int64_t nr, int64_t t0, int64_t t1, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
           size_t yStride) {
-  int64_t r = 0;
-  for (; r + kRows <= nr; r += kRows)
-    for (int64_t t = t0; t < t1; t += 4 * Q) Tile<kRows, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
-  for (; r < nr; r++)
-    for (int64_t t = t0; t < t1; t += 4 * Q) Tile<1, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
+  for (int64_t t = t0; t < t1; t += 4 * Q) {
+    int64_t r = 0;
+    for (; r + kRows <= nr; r += kRows) Tile<kRows, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
+    for (; r < nr; r++) Tile<1, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
+  }
 }
 
 // Tiles of 8 tokens, then one of 4 where 4-7 are left; the number of tokens done.
