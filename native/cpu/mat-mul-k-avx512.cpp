@@ -7,6 +7,8 @@
 // sub-block's scale and adds in one step. Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni.
 #include <immintrin.h>
 
+#include <vector>
+
 #include "quants.h"
 #include "simd-avx2.h"
 
@@ -50,13 +52,39 @@ inline QuadK quadOf(const BlockQ8_K* const* yb) {
   return q;
 }
 
+// What the tiles need of 4Q tokens in one block, prepared once per chunk for all its rows: each
+// pair's values of every 32-value chunk c of the block (values 32c..32c+31), their lane sums times
+// -32 (the start of Q6_K's sums), and each quad's sums and scales.
+template <int Q>
+struct PreparedK {
+  __m512i y[QK_K / 32][2 * Q];
+  __m512i start[QK_K / 32][2 * Q];
+  QuadK quad[Q];
+};
+
+template <int Q>
+void prepareK(const char* y, size_t yStride, int64_t nb, PreparedK<Q>* out) {
+  const __m512i offset = _mm512_set1_epi8(32);
+  for (int64_t b = 0; b < nb; b++) {
+    const BlockQ8_K* yb[4 * Q];
+    for (int t = 0; t < 4 * Q; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
+    for (int q = 0; q < Q; q++) out[b].quad[q] = quadOf(yb + 4 * q);
+    for (int c = 0; c < QK_K / 32; c++)
+      for (int p = 0; p < 2 * Q; p++) {
+        const __m512i v = pairOf(yb[2 * p]->qs + 32 * c, yb[2 * p + 1]->qs + 32 * c);
+        out[b].y[c][p] = v;
+        out[b].start[c][p] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, v));
+      }
+  }
+}
+
 // R rows x 4Q tokens of Q4_K x Q8_K. Per block and row: the scales as int16 pairs for vpdpwssd,
 // and the mins term, whose 4-lane accumulators of 4 tokens share one vector (lanes 4k..4k+3 are
 // token k's accumulator of minsTerm); per group of 64 values the row's low and high nibbles
 // (sub-blocks 2g and 2g + 1).
 template <int R, int Q>
 struct Q4KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
     constexpr int P = 2 * Q, T = 4 * Q;
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     __m512 acc[R][P], accMins[R][Q];
@@ -66,18 +94,13 @@ struct Q4KTile {
     }
     for (int64_t b = 0; b < n / QK_K; b++) {
       const BlockQ4_K* xb[R];
-      const BlockQ8_K* yb[T];
       for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const BlockQ4_K*>(x + r * xStride) + b;
-      for (int t = 0; t < T; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
-      QuadK quad[Q];
-      for (int q = 0; q < Q; q++) quad[q] = quadOf(yb + 4 * q);
+      const QuadK* quad = tb[b].quad;
 
       alignas(32) uint32_t sc[R][8];
   #pragma GCC unroll 8
       for (int r = 0; r < R; r++) {
-        alignas(16) uint8_t sm[16];
-        unpackScalesMinsK4(xb[r]->scales, sm);
-        const __m128i both = _mm_load_si128(reinterpret_cast<const __m128i*>(sm));
+        const __m128i both = scalesMinsK4(xb[r]->scales);
         const __m256i scales = _mm256_cvtepu8_epi32(both);
         _mm256_store_si256(reinterpret_cast<__m256i*>(sc[r]), _mm256_or_si256(scales, _mm256_slli_epi32(scales, 16)));
         const __m512i mins = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_srli_si128(both, 8)));
@@ -90,11 +113,8 @@ struct Q4KTile {
       for (int r = 0; r < R; r++)
         for (int p = 0; p < P; p++) sumi[r][p] = _mm512_setzero_si512();
       for (int g = 0; g < QK_K / 64; g++) {
-        __m512i yLo[P], yHi[P];
-        for (int p = 0; p < P; p++) {
-          yLo[p] = pairOf(yb[2 * p]->qs + 64 * g, yb[2 * p + 1]->qs + 64 * g);
-          yHi[p] = pairOf(yb[2 * p]->qs + 64 * g + 32, yb[2 * p + 1]->qs + 64 * g + 32);
-        }
+        const __m512i* yLo = tb[b].y[2 * g];
+        const __m512i* yHi = tb[b].y[2 * g + 1];
         for (int r = 0; r < R; r++) {
           const __m512i bits = _mm512_broadcast_i64x4(load32(xb[r]->qs + 32 * g));
           const __m512i vLo = _mm512_and_si512(bits, low4);
@@ -128,23 +148,15 @@ struct Q4KTile {
 // lanes as the AVX2 madd of the corrected pair sums.
 template <int R, int Q>
 struct Q6KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
     constexpr int P = 2 * Q, T = 4 * Q;
-    const __m512i low4 = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30), offset = _mm512_set1_epi8(32);
+    const __m512i low4 = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
     __m512 acc[R][P];
     for (int r = 0; r < R; r++)
       for (int p = 0; p < P; p++) acc[r][p] = _mm512_setzero_ps();
     for (int64_t b = 0; b < n / QK_K; b++) {
       const BlockQ6_K* xb[R];
-      const BlockQ8_K* yb[T];
       for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const BlockQ6_K*>(x + r * xStride) + b;
-      for (int t = 0; t < T; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
-      __m512 dy[P];
-      for (int q = 0; q < Q; q++) {
-        const QuadK quad = quadOf(yb + 4 * q);
-        dy[2 * q] = quad.dy[0];
-        dy[2 * q + 1] = quad.dy[1];
-      }
       // The 16 int8 scales as int32 lanes holding the scale's 16 bits.
       __m512i scales[R];
       for (int r = 0; r < R; r++)
@@ -156,11 +168,8 @@ struct Q6KTile {
         for (int k = 0; k < 4; k++) {
           // Group k of half h: values 128h + 32k.., sub-blocks j and j + 1 in its two 16s.
           const int j = 8 * h + 2 * k;
-          __m512i yq[P], start[P];
-          for (int p = 0; p < P; p++) {
-            yq[p] = pairOf(yb[2 * p]->qs + 128 * h + 32 * k, yb[2 * p + 1]->qs + 128 * h + 32 * k);
-            start[p] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, yq[p]));
-          }
+          const __m512i* yq = tb[b].y[4 * h + k];
+          const __m512i* start = tb[b].start[4 * h + k];
           const __m512i pick = _mm512_setr_epi32(j, j, j, j, j + 1, j + 1, j + 1, j + 1, j, j, j, j, j + 1, j + 1, j + 1, j + 1);
           for (int r = 0; r < R; r++) {
             // Low 4 bits from ql (the low or high nibble), bits 4-5 from qh (bits 2k, 2k + 1).
@@ -177,7 +186,8 @@ struct Q6KTile {
       }
       for (int r = 0; r < R; r++) {
         const __m512 dx = _mm512_set1_ps(fp16(xb[r]->d));
-        for (int p = 0; p < P; p++) acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(dx, dy[p]), _mm512_cvtepi32_ps(sumi[r][p]), acc[r][p]);
+        for (int p = 0; p < P; p++)
+          acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(dx, tb[b].quad[p / 2].dy[p % 2]), _mm512_cvtepi32_ps(sumi[r][p]), acc[r][p]);
       }
     }
     for (int r = 0; r < R; r++)
@@ -313,10 +323,14 @@ constexpr int kRows = 4;
 template <template <int, int> class Tile, int Q>
 void walk(int64_t n, int64_t nr, int64_t t0, int64_t t1, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
           size_t yStride) {
+  const int64_t nb = n / QK_K;
+  thread_local std::vector<PreparedK<Q>> prepared;
+  if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
   for (int64_t t = t0; t < t1; t += 4 * Q) {
+    prepareK<Q>(y + t * yStride, yStride, nb, prepared.data());
     int64_t r = 0;
-    for (; r + kRows <= nr; r += kRows) Tile<kRows, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
-    for (; r < nr; r++) Tile<1, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
+    for (; r + kRows <= nr; r += kRows) Tile<kRows, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, prepared.data());
+    for (; r < nr; r++) Tile<1, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, prepared.data());
   }
 }
 
