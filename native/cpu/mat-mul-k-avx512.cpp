@@ -1,9 +1,10 @@
 // AVX-512 VNNI kernels of Q4_K and Q6_K matrix products, with the bits of their AVX2 row dots
-// (vecDotQ4_K_avx2, vecDotQ6_K_avx2). Prefill: each 512-bit vector holds the same 32 activation values of two tokens, one per 256-bit half, and a
-// weight row's 32 values broadcast to both halves. Every integer lane is then the lane of the AVX2
-// kernel's 256-bit vector for that token, and every float lane is that token's accumulator, so each
-// entry gets exactly the AVX2 integers and FMAs, two tokens per instruction. vpdpwssd applies a
-// sub-block's scale and adds in one step. Decode pairs rows instead of tokens (below).
+// (vecDotQ4_K_avx2, vecDotQ6_K_avx2). Prefill: each 512-bit vector holds the same 32 activation
+// values of two tokens, one per 256-bit half, and a weight row's 32 values broadcast to both
+// halves. Every integer lane is then the lane of the AVX2 kernel's 256-bit vector for that token,
+// and every float lane is that token's accumulator, so each entry gets exactly the AVX2 integers
+// and FMAs, two tokens per instruction. vpdpwssd applies a sub-block's scale and adds in one step.
+// Decode pairs rows instead of tokens (below).
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni.
 #include <immintrin.h>
 
