@@ -134,25 +134,6 @@ constexpr int kBlock = kAttentionBlock;
 // Below this many query heads per KV head, attendOne per query costs less (the lanes go unused).
 constexpr int kMinGroup = 4;
 
-// Keys or values of positions [j0, j0 + count) as floats: the cache itself when it holds floats,
-// else widened (exactly) into `buffer`; *rowStride is their stride.
-inline const float* widened(const float* src, int64_t, int64_t stride, int, float*, int64_t* rowStride) {
-  *rowStride = stride;
-  return src;
-}
-inline const float* widened(const fp16_t* src, int64_t count, int64_t stride, int headDim, float* buffer, int64_t* rowStride) {
-  const int d8 = headDim / 8 * 8;
-  for (int64_t j = 0; j < count; j++) {
-    const fp16_t* s = src + j * stride;
-    float* d = buffer + j * headDim;
-    int i = 0;
-    for (; i < d8; i += 8) _mm256_storeu_ps(d + i, loadF16(s + i));
-    for (; i < headDim; i++) d[i] = fp16(s[i]);
-  }
-  *rowStride = headDim;
-  return buffer;
-}
-
 // K*Q of 8 query lanes against positions [0, n): scores[8j + l] = q_l . k_j * scale, each in
 // attendOne's order, and the lanes' largest scores. rows: kBlock * headDim floats.
 template <typename T>

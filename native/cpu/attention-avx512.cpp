@@ -21,20 +21,6 @@ namespace {
 constexpr int kLanes = kAttentionLanes;
 constexpr int kBlock = kAttentionBlock;
 
-// Positions [j0, j0 + count) as floats: the cache itself when it holds floats, else widened
-// (exactly) into `buffer`; *rowStride is their stride.
-const float* widened(const float* src, int64_t, int64_t stride, int, float*, int64_t* rowStride) {
-  *rowStride = stride;
-  return src;
-}
-const float* widened(const fp16_t* src, int64_t count, int64_t stride, int headDim, float* buffer, int64_t* rowStride) {
-  for (int64_t j = 0; j < count; j++)
-    for (int i = 0; i < headDim; i += 16)
-      _mm512_storeu_ps(buffer + j * headDim + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + j * stride + i))));
-  *rowStride = headDim;
-  return buffer;
-}
-
 inline __m256 low8(__m512 v) { return _mm512_castps512_ps256(v); }
 inline __m256 high8(__m512 v) { return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)); }
 

@@ -1,17 +1,37 @@
-// Helpers of the SIMD attention kernels (attention-avx2.cpp, attention-avx512.cpp): the lane-wise
-// steps that reproduce the scalar definition's horizontal sums. Needs -mavx2 -mfma -mf16c; every
-// helper is `static` (see quants.h).
+// Helpers of the SIMD attention kernels (attention-avx2.cpp, attention-avx512.cpp): widening a block
+// of the cache and the lane-wise steps that reproduce the scalar definition's horizontal sums.
+// Needs -mavx2 -mfma -mf16c; every helper is `static` (see quants.h).
 #pragma once
 #include <immintrin.h>
 
 #include <cstdint>
 
 #include "../common/quant-blocks.h"
+#include "simd-avx2.h"
 
 namespace kiln {
 
 // Query heads the grouped kernels take at once: the float lanes.
 constexpr int kAttentionLanes = 8;
+
+// Keys or values of positions [j0, j0 + count) as floats: the cache itself when it holds floats,
+// else widened (exactly) into `buffer`; *rowStride is their stride.
+static inline const float* widened(const float* src, int64_t, int64_t stride, int, float*, int64_t* rowStride) {
+  *rowStride = stride;
+  return src;
+}
+static inline const float* widened(const fp16_t* src, int64_t count, int64_t stride, int headDim, float* buffer, int64_t* rowStride) {
+  const int d8 = headDim / 8 * 8;
+  for (int64_t j = 0; j < count; j++) {
+    const fp16_t* s = src + j * stride;
+    float* d = buffer + j * headDim;
+    int i = 0;
+    for (; i < d8; i += 8) _mm256_storeu_ps(d + i, simd::loadF16(s + i));
+    for (; i < headDim; i++) d[i] = simd::fp16(s[i]);
+  }
+  *rowStride = headDim;
+  return buffer;
+}
 
 // Eight rows of accumulators summed lane by lane in hsum's order.
 static inline __m256 sumRows(const __m256* a) {
