@@ -1,19 +1,23 @@
-// `npm run bench -- server [--model FILE] [--tokens 128] [--runs 7]`: what the HTTP server adds on
-// top of calling the runtime directly, for 1 and 4 concurrent streams: time to first token and
-// time per streamed token, measured the way a client sees them, and the CPU time the server spends.
-// The client is a separate process that speaks HTTP/1.1 over keep-alive sockets with pre-built
-// requests and times the bytes as they arrive, so what it measures is the server and the kernel,
-// not an HTTP client library; the direct path calls runtime.complete() with onToken. Runs
+// `npm run bench -- server [--model FILE] [--tokens 128] [--runs 15] [--warmup 30]`: what the HTTP
+// server adds on top of calling the runtime directly, for 1 and 4 concurrent streams: time to first
+// token and time per streamed token, measured the way a client sees them, and the CPU time the
+// server spends.
+// The client is a separate process, in C (bench/server-client.c), that speaks HTTP/1.1 over
+// keep-alive sockets with pre-built requests and times the bytes as they arrive, so what it
+// measures is the server and the kernel, not an HTTP client library; the direct path calls runtime.complete() with onToken. Runs
 // alternate direct and server so both see the same cache state and machine noise; each cell is
 // the fastest of --runs (on a shared machine, the closest to an unloaded one), with the median
-// beside it. Goal (issue 6): under 1 ms added to time to first token and under 50 µs added per
+// beside it. The table is a server in steady state: --warmup runs of each path come first, since a
+// request path that has run only a handful of times is still interpreted JavaScript (V8 optimizes
+// a function after it has run often enough). The very first request after start is timed too, and
+// printed on its own line. Goal (issue 6): under 1 ms added to time to first token and under 50 µs added per
 // token. On a small machine the client's own work competes with the server for the cores, so also
 // printed: the server's main-thread CPU time per streamed token beyond the direct path's (HTTP,
 // encoding, socket writes), the client's CPU time per token, and how long the main thread waited
 // for a CPU per token on each path (the machine's contention, which the timings include).
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type CompleteOptions, Runtime } from '../src/runtime/runtime.js';
@@ -33,72 +37,35 @@ interface StreamTiming {
   tokens: number;
 }
 
-// The client process: one keep-alive socket per concurrent stream; each request is written in one
-// piece, and every SSE frame that carries text is timed when its bytes arrive. Frames are found
-// in the raw bytes (latin1), never parsed as JSON.
-const CLIENT = `
-const net = require('node:net');
-const sockets = [];
-function socket(port, i) {
-  if (sockets[i]) return Promise.resolve(sockets[i]);
-  return new Promise((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1', () => { s.setNoDelay(true); sockets[i] = s; resolve(s); });
-    s.on('error', reject);
-  });
-}
-function one(s, body) {
-  return new Promise((resolve) => {
-    const times = [];
-    let text = '';
-    const onData = (chunk) => {
-      const now = performance.now();
-      text += chunk.toString('latin1');
-      // A text frame: "text":" followed by anything but the closing quote (the last frame's text is "").
-      for (let i = text.indexOf('"text":"'); i >= 0; i = text.indexOf('"text":"', i + 8)) if (text.charCodeAt(i + 8) !== 34) times.push(now);
-      const cut = text.lastIndexOf('"text":"');
-      if (text.endsWith('\\r\\n0\\r\\n\\r\\n')) {
-        s.off('data', onData);
-        resolve({ ttft: times[0] - t0, perToken: (times[times.length - 1] - times[0]) / Math.max(1, times.length - 1), tokens: times.length });
-      } else if (cut >= 0) {
-        text = text.slice(cut + 8);
-      }
-    };
-    s.on('data', onData);
-    const t0 = performance.now();
-    s.write(body);
-  });
-}
-let buf = '';
-process.stdin.on('data', async (d) => {
-  buf += d;
-  const nl = buf.indexOf('\\n');
-  if (nl < 0) return;
-  const { port, streams, tokens, prompts } = JSON.parse(buf.slice(0, nl));
-  buf = buf.slice(nl + 1);
-  const reqs = prompts.slice(0, streams).map((prompt) => {
-    const json = JSON.stringify({ model: 'bench', prompt, max_tokens: tokens, temperature: 0, stream: true });
-    return 'POST /v1/completions HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + Buffer.byteLength(json) + '\\r\\n\\r\\n' + json;
-  });
-  const socks = await Promise.all(reqs.map((_, i) => socket(port, i)));
-  const c0 = process.cpuUsage();
-  const timings = await Promise.all(reqs.map((r, i) => one(socks[i], r)));
-  const c = process.cpuUsage(c0);
-  process.stdout.write(JSON.stringify({ streams: timings, cpuMicros: c.user + c.system }) + '\\n');
-});
-`;
+const CLIENT_SOURCE = join(REPO_ROOT, 'bench', 'server-client.c');
+const CLIENT_BINARY = join(REPO_ROOT, '.cache', 'bench', 'server-client');
 
+/** Builds the C client (bench/server-client.c) once, with the system C compiler. */
+function buildClient(): string {
+  if (existsSync(CLIENT_BINARY) && statSync(CLIENT_BINARY).mtimeMs >= statSync(CLIENT_SOURCE).mtimeMs) return CLIENT_BINARY;
+  mkdirSync(dirname(CLIENT_BINARY), { recursive: true });
+  const r = spawnSync(process.env.CC ?? 'cc', ['-O2', '-o', CLIENT_BINARY, CLIENT_SOURCE], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`bench server: could not compile ${CLIENT_SOURCE} with ${process.env.CC ?? 'cc'} (set CC to a C compiler)`);
+  return CLIENT_BINARY;
+}
+
+/** The client process: one keep-alive socket per concurrent stream, reused across runs. */
 class Client {
   private readonly child: ChildProcess;
   private readonly lines: AsyncIterator<string>;
 
   constructor() {
-    this.child = spawn(process.execPath, ['-e', CLIENT], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child = spawn(buildClient(), [], { stdio: ['pipe', 'pipe', 'inherit'] });
     this.lines = createInterface({ input: this.child.stdout! })[Symbol.asyncIterator]();
   }
 
   /** The streams' timings, and the client's own CPU time (µs) while it read them. */
   async run(port: number, streams: number, tokens: number): Promise<{ streams: StreamTiming[]; cpuMicros: number }> {
-    this.child.stdin!.write(JSON.stringify({ port, streams, tokens, prompts: PROMPTS }) + '\n');
+    const requests = PROMPTS.slice(0, streams).map((prompt) => {
+      const json = JSON.stringify({ model: 'bench', prompt, max_tokens: tokens, temperature: 0, stream: true });
+      return Buffer.from(`POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+    });
+    this.child.stdin!.write(Buffer.concat([Buffer.from(`${port} ${streams} ${requests.map((r) => r.length).join(' ')}\n`), ...requests]));
     const { value, done } = await this.lines.next();
     if (done) throw new Error('the bench client exited');
     return JSON.parse(value as string) as { streams: StreamTiming[]; cpuMicros: number };
@@ -159,10 +126,11 @@ function encoderMicros(): number {
 export async function run(args: string[]): Promise<void> {
   const model = argValue(args, '--model') ?? DEFAULT_MODEL;
   const tokens = Number(argValue(args, '--tokens') ?? 128);
-  const runs = Number(argValue(args, '--runs') ?? 7);
+  const runs = Number(argValue(args, '--runs') ?? 15);
+  const warmup = Number(argValue(args, '--warmup') ?? 30);
   const rt = await Runtime.load({ model, slots: 4, threads: 1 });
   // Server work before the first token: from the request's arrival to the runtime call (parsing,
-  // validation, tokenizing), paired first in, first out.
+  // validation, tokenizing), paired first in, first out; one row's measured runs at a time.
   const arrivals: number[] = [];
   const admitMicros: number[] = [];
   const served: ServedRuntime = Object.create(rt, {
@@ -179,7 +147,13 @@ export async function run(args: string[]): Promise<void> {
   const client = new Client();
   const rows: string[][] = [];
   const cpuRows: string[][] = [];
+  let cold = '';
   try {
+    // The first request each path ever serves: JavaScript not yet optimized, caches cold.
+    const [coldDirect] = await direct(rt, 1, tokens);
+    const [coldServer] = (await client.run(port, 1, tokens)).streams;
+    cold = `first request after start (1 stream): TTFT direct ${coldDirect!.ttft.toFixed(3)} ms, server ${coldServer!.ttft.toFixed(3)} ms; ` +
+      `per token direct ${(coldDirect!.perToken * 1000).toFixed(1)} µs, server ${(coldServer!.perToken * 1000).toFixed(1)} µs\n`;
     for (const streams of [1, 4]) {
       const d: StreamTiming[] = [];
       const s: StreamTiming[] = [];
@@ -189,9 +163,12 @@ export async function run(args: string[]): Promise<void> {
       const waitDirect: number[] = [];
       const waitServer: number[] = [];
       const clientCpu: number[] = [];
-      // One warm-up of each path fills the slots' prefix caches and JIT.
-      await direct(rt, streams, tokens);
-      await client.run(port, streams, tokens);
+      // Warm-up runs fill the slots' prefix caches and let V8 optimize both paths.
+      for (let r = 0; r < warmup; r++) {
+        await direct(rt, streams, tokens);
+        await client.run(port, streams, tokens);
+      }
+      admitMicros.length = 0;
       for (let r = 0; r < runs; r++) {
         const a = await timed(() => direct(rt, streams, tokens));
         const b = await timed(() => client.run(port, streams, tokens));
@@ -216,23 +193,26 @@ export async function run(args: string[]): Promise<void> {
         us(best(s, 'perToken') - best(d, 'perToken'), mid(s, 'perToken') - mid(d, 'perToken')),
       ]);
       const cell = (xs: number[]) => `${Math.min(...xs).toFixed(1)} (${median(xs).toFixed(1)})`;
-      cpuRows.push([String(streams), cell(cpuPerToken), cell(clientCpu), cell(waitDirect), cell(waitServer)]);
+      const admit = [...admitMicros].sort((a, b) => a - b);
+      cpuRows.push([
+        String(streams), `${median(admit).toFixed(1)} (${admit[Math.floor(admit.length * 0.9)]!.toFixed(1)})`,
+        cell(cpuPerToken), cell(clientCpu), cell(waitDirect), cell(waitServer),
+      ]);
     }
   } finally {
     client.close();
     await server.close({ graceMs: 1000 });
     await rt.close();
   }
-  process.stdout.write(`server overhead vs direct runtime.complete(): ${model}, ${tokens} tokens, fastest (median) of ${runs} runs\n\n`);
+  process.stdout.write(`server overhead vs direct runtime.complete(): ${model}, ${tokens} tokens, fastest (median) of ${runs} runs after ${warmup} warm-up runs\n\n`);
   process.stdout.write(formatTable(
     ['streams', 'tokens', 'TTFT direct ms', 'TTFT server ms', 'TTFT added ms', 'per-token direct µs', 'per-token server µs', 'per-token added µs'],
     rows,
   ) + '\n\n');
   process.stdout.write(formatTable(
-    ['streams', 'server CPU per token µs (main thread, request share incl.)', 'client CPU per token µs', 'main thread waits for a CPU per token µs: direct', 'server'],
+    ['streams', 'arrival to runtime call µs: median (p90)', 'server CPU per token µs (main thread, request share incl.)', 'client CPU per token µs', 'main thread waits for a CPU per token µs: direct', 'server'],
     cpuRows,
   ) + '\n');
-  const sorted = admitMicros.sort((a, b) => a - b);
-  process.stdout.write(`\nserver work before the runtime call (arrival -> parse -> validate -> tokenize): median ${median(sorted).toFixed(1)} µs, p90 ${sorted[Math.floor(sorted.length * 0.9)]!.toFixed(1)} µs (n=${sorted.length})\n`);
+  process.stdout.write(`\narrival to runtime call: the server's work before the first token (parse, validate, tokenize)\n${cold}`);
   process.stdout.write(`chat chunk encoder alone: ${encoderMicros().toFixed(2)} µs per content token\n`);
 }
