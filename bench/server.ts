@@ -1,20 +1,22 @@
-// `npm run bench -- server [--model FILE] [--tokens 128] [--runs 15] [--warmup 30]`: what the HTTP
+// `npm run bench -- server [--model FILE] [--tokens 128] [--runs 15] [--warmup 500]`: what the HTTP
 // server adds on top of calling the runtime directly, for 1 and 4 concurrent streams: time to first
-// token and time per streamed token, measured the way a client sees them, and the CPU time the
-// server spends.
-// The client is a separate process, in C (bench/server-client.c), that speaks HTTP/1.1 over
-// keep-alive sockets with pre-built requests and times the bytes as they arrive, so what it
-// measures is the server and the kernel, not an HTTP client library; the direct path calls runtime.complete() with onToken. Runs
-// alternate direct and server so both see the same cache state and machine noise; each cell is
-// the fastest of --runs (on a shared machine, the closest to an unloaded one), with the median
-// beside it. The table is a server in steady state: --warmup runs of each path come first, since a
-// request path that has run only a handful of times is still interpreted JavaScript (V8 optimizes
-// a function after it has run often enough). The very first request after start is timed too, and
-// printed on its own line. Goal (issue 6): under 1 ms added to time to first token and under 50 µs added per
-// token. On a small machine the client's own work competes with the server for the cores, so also
-// printed: the server's main-thread CPU time per streamed token beyond the direct path's (HTTP,
-// encoding, socket writes), the client's CPU time per token, and how long the main thread waited
-// for a CPU per token on each path (the machine's contention, which the timings include).
+// token and time per streamed token, measured the way a client sees them.
+//
+// Three paths run in turn on one runtime: direct (runtime.complete() with onToken), kiln serve
+// (POST /v1/completions, streaming), and a node:http floor that sends the same frames with no
+// framework, validation, metrics or cancellation: what any Node server adds on this machine. The
+// client is a separate process, in C (bench/server-client.c), that speaks HTTP/1.1 over keep-alive
+// sockets with pre-built requests and times the bytes as they arrive, so what it measures is the
+// server and the kernel, not an HTTP client library, and its own CPU time takes little from the
+// server on a small machine. Each cell is the fastest of --runs (on a shared machine, the closest
+// to an unloaded one), with the median beside it. The table is a server in steady state: --warmup
+// runs of each path come first (all but the last 30 one token long), since a request path that has
+// run only a handful of times is still interpreted JavaScript; the very first request after start
+// is printed on its own line. Goal (issue 6): under 1 ms added to time to first token and under
+// 50 µs added per token. Also printed: kiln serve's time from a request's arrival to the runtime
+// call, its main thread's CPU time per streamed token beyond the direct path's (HTTP, encoding,
+// socket writes), the client's CPU time per token, and how long the main thread waited for a CPU
+// per token on each path (the machine's contention, which the timings include).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
