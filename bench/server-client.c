@@ -124,7 +124,11 @@ int main(void) {
       for (int i = 0; i < n; i++) {
         if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         ssize_t got = read(fds[i].fd, data, sizeof data);
-        if (got <= 0) die("the server closed the connection");
+        if (got < 0) die("read");
+        if (got == 0) {
+          fprintf(stderr, "server-client: the server closed the connection\n");
+          return 1;
+        }
         scan(&streams[i], data, (size_t)got, at);
         if (streams[i].done) {
           fds[i].fd = -1;

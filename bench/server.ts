@@ -157,7 +157,7 @@ async function floorServer(rt: Runtime): Promise<{ port: number; close(): Promis
       }).then((r) => {
         flush();
         res.end(encoder.finish(r));
-      });
+      }, (err: Error) => res.destroy(err));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
