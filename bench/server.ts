@@ -195,7 +195,7 @@ export async function run(args: string[]): Promise<void> {
   server.app.server.prependListener('request', () => arrivals.push(performance.now()));
   const floor = await floorServer(rt);
   const client = new Client();
-  // Each path, run once: direct, then the client against one server's port.
+  // Each path, run once, by its index in PATHS: direct, or the client against one server's port.
   const paths = [
     (streams: number, n: number) => direct(rt, streams, n),
     async (streams: number, n: number) => (await client.run(port, streams, n)).streams,
@@ -206,8 +206,8 @@ export async function run(args: string[]): Promise<void> {
   let cold = '';
   try {
     // The first request each path ever serves: JavaScript not yet optimized, caches cold.
-    const [coldDirect] = await direct(rt, 1, tokens);
-    const [coldServer] = (await client.run(port, 1, tokens)).streams;
+    const [coldDirect] = await paths[0]!(1, tokens);
+    const [coldServer] = await paths[1]!(1, tokens);
     cold = `first request after start (1 stream): TTFT direct ${coldDirect!.ttft.toFixed(3)} ms, kiln serve ${coldServer!.ttft.toFixed(3)} ms; ` +
       `per token direct ${(coldDirect!.perToken * 1000).toFixed(1)} µs, kiln serve ${(coldServer!.perToken * 1000).toFixed(1)} µs\n`;
     for (const streams of [1, 4]) {
