@@ -84,7 +84,42 @@ interface Splice {
   whole: boolean;
 }
 
+/** The prompt built, but for the tokens of its template text, in the order they come. */
+interface PromptPlan {
+  input: BuildPromptInput;
+  messages: TemplateMessage[];
+  escapedMessages: readonly TemplateMessage[];
+  rendered: string;
+  sentinel: string | null;
+  splices: Splice[];
+  render: (msgs: readonly object[], addGenerationPrompt: boolean) => string;
+  /** The ranges of `rendered` tokenized as text: before, between and after the splices. */
+  textRanges: Array<[number, number]>;
+}
+
 export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
+  const plan = planPrompt(input);
+  return assemble(plan, plan.textRanges.map(([from, to]) => input.prompts.encode(plan.rendered.slice(from, to), plan.sentinel)));
+}
+
+/**
+ * buildPrompt() with the template text tokenized in slices that let the event loop run between
+ * them (see Tokenizer.encodeAsync). Tokenizing stops once the prompt has more than `maxTokens`;
+ * the prompt returned is then longer than `maxTokens` and its tokens are only a start.
+ */
+export async function buildPromptAsync(input: BuildPromptInput, maxTokens: number): Promise<BuiltPrompt> {
+  const plan = planPrompt(input);
+  let budget = maxTokens - plan.splices.reduce((n, s) => n + s.tokens.length, 0);
+  const lists: number[][] = [];
+  for (const [from, to] of plan.textRanges) {
+    const ids = budget < 0 ? [] : await input.prompts.encodeAsync(plan.rendered.slice(from, to), plan.sentinel, budget);
+    budget -= ids.length;
+    lists.push(ids);
+  }
+  return assemble(plan, lists);
+}
+
+function planPrompt(input: BuildPromptInput): PromptPlan {
   const { template, prompts, replay } = input;
   const tokenizer = prompts.tokenizer;
   const messages = input.messages.slice();
@@ -105,7 +140,6 @@ export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
   const render = (msgs: readonly object[], addGenerationPrompt: boolean) =>
     template.render({ messages: msgs, tools, addGenerationPrompt, variables: input.variables, now: input.now });
   const rendered = render(escapedMessages, true);
-  const unescapedLength = (end: number) => (sentinel === null ? end : prompts.unescape(rendered.slice(0, end), sentinel).length);
 
   const splices: Splice[] = [];
   for (const c of candidates) {
@@ -128,16 +162,32 @@ export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
     }
   }
 
+  const textRanges: Array<[number, number]> = [];
+  let pos = 0;
+  for (const s of splices) {
+    if (s.start > pos) textRanges.push([pos, s.start]);
+    pos = s.end;
+  }
+  if (rendered.length > pos) textRanges.push([pos, rendered.length]);
+  return { input, messages, escapedMessages, rendered, sentinel, splices, render, textRanges };
+}
+
+function assemble(plan: PromptPlan, textTokens: number[][]): BuiltPrompt {
+  const { input, messages, escapedMessages, rendered, sentinel, splices, render } = plan;
+  const { prompts } = input;
+  const tokenizer = prompts.tokenizer;
+  const unescapedLength = (end: number) => (sentinel === null ? end : prompts.unescape(rendered.slice(0, end), sentinel).length);
   const tokens: number[] = [];
   const segments: PromptSegment[] = [];
   if (tokenizer.addBos && tokenizer.bosId !== null && !rendered.startsWith(tokenizer.tokenToPiece(tokenizer.bosId))) {
     tokens.push(tokenizer.bosId);
     segments.push({ kind: 'text', tokenStart: 0, tokenEnd: 1, charStart: 0, charEnd: 0 });
   }
+  let nextText = 0;
   const text = (from: number, to: number) => {
     if (to <= from) return;
     const t0 = tokens.length;
-    prompts.encode(rendered.slice(from, to), sentinel, tokens);
+    for (const t of textTokens[nextText++]!) tokens.push(t);
     segments.push({ kind: 'text', tokenStart: t0, tokenEnd: tokens.length, charStart: unescapedLength(from), charEnd: unescapedLength(to) });
   };
   let pos = 0;

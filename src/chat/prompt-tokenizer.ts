@@ -6,6 +6,8 @@
 // special-token parsing.
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 
+const PLAIN = { addSpecial: false, parseSpecial: false };
+
 // Private-use code points: chat text essentially never holds them; one absent from the request is picked.
 const SENTINEL_FIRST = 0xe000;
 const SENTINEL_LAST = 0xf8ff;
@@ -69,22 +71,40 @@ export class PromptTokenizer {
 
   /** Token ids of rendered template text (no BOS/EOS added). */
   encode(text: string, sentinel: string | null, out: number[] = []): number[] {
-    const re = this.controlRe;
-    const plain = (run: string) => {
-      if (run.length > 0) out.push(...this.tokenizer.encode(this.unescape(run, sentinel), { addSpecial: false, parseSpecial: false }));
-    };
-    if (re === null) {
-      plain(text);
-      return out;
+    for (const piece of this.pieces(text)) {
+      if (typeof piece === 'number') out.push(piece);
+      else for (const id of this.tokenizer.encode(this.unescape(piece, sentinel), PLAIN)) out.push(id);
     }
+    return out;
+  }
+
+  /**
+   * encode() in slices that let the event loop run between them; stops once there are more than
+   * `maxTokens` ids (the ids are then a start of the encoding).
+   */
+  async encodeAsync(text: string, sentinel: string | null, maxTokens: number): Promise<number[]> {
+    const out: number[] = [];
+    for (const piece of this.pieces(text)) {
+      if (out.length > maxTokens) break;
+      if (typeof piece === 'number') out.push(piece);
+      else for (const id of await this.tokenizer.encodeAsync(this.unescape(piece, sentinel), { ...PLAIN, maxTokens: maxTokens - out.length })) out.push(id);
+    }
+    return out;
+  }
+
+  /** The text split at the template's control-token texts: runs of plain text, and control ids. */
+  private pieces(text: string): Array<string | number> {
+    const re = this.controlRe;
+    if (re === null) return text.length > 0 ? [text] : [];
+    const out: Array<string | number> = [];
     let last = 0;
     re.lastIndex = 0;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-      plain(text.slice(last, m.index));
+      if (m.index > last) out.push(text.slice(last, m.index));
       out.push(this.idOf.get(m[0])!);
       last = m.index + m[0].length;
     }
-    plain(text.slice(last));
+    if (last < text.length) out.push(text.slice(last));
     return out;
   }
 

@@ -4,7 +4,7 @@
 // play, straight through (thinking split off) when none are. A turn that ends in tool calls is
 // recorded for exact replay under the ids kiln minted.
 import { createHash } from 'node:crypto';
-import { buildPrompt, type BuiltPrompt } from '../chat/build-prompt.js';
+import { buildPrompt, buildPromptAsync, type BuildPromptInput, type BuiltPrompt } from '../chat/build-prompt.js';
 import { ChatTemplate } from '../chat/chat-template.js';
 import { NoChatTemplateError } from '../chat/errors.js';
 import type { AssistantReply, ChatMessage, ToolChoice } from '../chat/messages.js';
@@ -14,6 +14,7 @@ import { ThinkingSplitter } from '../chat/thinking-splitter.js';
 import { ToolChoiceConstraint } from '../chat/tool-choice-constraint.js';
 import { checkDepth, templateQuirks, toTemplateMessages, type TemplateQuirks } from '../chat/template-messages.js';
 import { InvalidArgumentError } from '../errors.js';
+import { checkPromptChars, ContextLengthExceededError } from '../generate/errors.js';
 import type { GenerateRequest, GenerateResult, Timings, TokenLogprob, Usage } from '../generate/generate.js';
 import type { GgufFile } from '../gguf/types.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
@@ -101,6 +102,8 @@ export interface ChatLogger {
 export interface ChatHost {
   readonly tokenizer: Tokenizer;
   readonly gguf: GgufFile;
+  /** Positions per sequence: a longer prompt is refused before it is tokenized to the end. */
+  readonly contextSize: number;
   /** Runs one generation on the slot whose cache best matches the prompt. */
   generate(req: GenerateRequest): Promise<GenerateResult>;
   /** Every slot's cached tokens. */
@@ -174,7 +177,7 @@ export class ChatEngine {
 
   /** Events as they are generated; breaking out of the loop cancels the generation. */
   async *stream(options: ChatOptions): AsyncGenerator<ChatStreamEvent> {
-    const prepared = this.prepare(options);
+    const prepared = await this.prepareAsync(options);
     const queue = new AsyncQueue<ChatStreamEvent>();
     const stop = new AbortController();
     const onAbort = () => stop.abort();
@@ -198,13 +201,23 @@ export class ChatEngine {
 
   /** Which slot a chat with these messages would use, how much of its prompt is cached, and where it differs. */
   explain(messages: ChatMessage[], options: ExplainCacheOptions = {}): CacheExplanation {
-    const { prompt } = this.prepare({ ...options, messages });
-    return explainPromptCache(prompt, this.host.cachedTokens(), this.host.tokenizer);
+    const { input } = this.promptInput({ ...options, messages });
+    return explainPromptCache(buildPrompt(input), this.host.cachedTokens(), this.host.tokenizer);
   }
 
-  private prepare(options: ChatOptions): PreparedChat {
+  /** The prompt built and tokenized without holding the event loop; a prompt over the context is refused as soon as it is. */
+  private async prepareAsync(options: ChatOptions): Promise<PreparedChat> {
+    const { input, ...rest } = this.promptInput(options);
+    const contextSize = this.host.contextSize;
+    const prompt = await buildPromptAsync(input, contextSize);
+    if (prompt.tokens.length > contextSize) throw new ContextLengthExceededError(prompt.tokens.length, contextSize, { atLeast: true });
+    return { prompt, ...rest };
+  }
+
+  private promptInput(options: ChatOptions): Omit<PreparedChat, 'prompt'> & { input: BuildPromptInput } {
     if (options === null || typeof options !== 'object') throw new InvalidArgumentError('chat options must be an object');
     const messages = toTemplateMessages(options.messages, this.quirks);
+    checkPromptChars([messages, options.tools ?? []], this.host.contextSize, this.host.tokenizer.maxTokenChars);
     const { tools, only, mustCall } = chosenTools(checkTools(options.tools), options.toolChoice);
     if (tools.length > 0 && this.format === null) {
       throw new InvalidArgumentError("this model's chat template has no tool-call format; load it with a toolCallFormat or send no tools", 'tools');
@@ -221,7 +234,7 @@ export class ChatEngine {
     const variables: Record<string, unknown> = { ...checkVariables(options.templateVariables) };
     if (options.enableThinking !== undefined) variables['enable_thinking'] = Boolean(options.enableThinking);
     const replay = this.replayCache !== null && options.replay !== false;
-    const prompt = buildPrompt({
+    const input: BuildPromptInput = {
       template: this.template,
       prompts: this.prompts,
       messages,
@@ -231,8 +244,8 @@ export class ChatEngine {
       replay: replay && this.format !== null
         ? { cache: this.replayCache!, scope: this.scope, format: this.format, tools }
         : null,
-    });
-    return { prompt, tools, only, mustCall, replay };
+    };
+    return { input, tools, only, mustCall, replay };
   }
 
   private async generate(options: ChatOptions, prepared: PreparedChat, stop: AbortController, emit: (e: ChatStreamEvent) => void): Promise<ChatResult> {

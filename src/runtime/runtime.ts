@@ -5,7 +5,7 @@ import { CpuBackend } from '../backend/cpu/cpu-backend.js';
 import { CudaBackend, cudaDevices } from '../backend/cuda/cuda-backend.js';
 import { hardwareWebGpuAvailable, WebGpuBackend } from '../backend/webgpu/webgpu-backend.js';
 import { InvalidArgumentError, KilnError } from '../errors.js';
-import { ContextLengthExceededError } from '../generate/errors.js';
+import { checkPromptChars, ContextLengthExceededError } from '../generate/errors.js';
 import { generate, type GenerateRequest, type GenerateResult, type PromptUsage, type TokenLogprob } from '../generate/generate.js';
 import { openGguf } from '../gguf/open-gguf.js';
 import type { GgufFile } from '../gguf/types.js';
@@ -159,6 +159,20 @@ export class Runtime {
     return this.tokenizer.encode(text, { addSpecial: opts.addBos ?? true, parseSpecial: opts.parseSpecial ?? false });
   }
 
+  /**
+   * The ids of a prompt text (BOS as the model says), tokenized in slices that let the event loop
+   * run between them. Text that cannot fit the context is refused with a
+   * ContextLengthExceededError: by its length in characters before any tokenizing, else as soon as
+   * the ids outnumber the context.
+   */
+  async tokenizePrompt(text: string): Promise<number[]> {
+    const contextSize = this.info.contextSize;
+    checkPromptChars(text, contextSize, this.tokenizer.maxTokenChars);
+    const ids = await this.tokenizer.encodeAsync(text, { maxTokens: contextSize });
+    if (ids.length > contextSize) throw new ContextLengthExceededError(ids.length, contextSize, { atLeast: true });
+    return ids;
+  }
+
   detokenize(ids: ArrayLike<number>): string {
     return this.tokenizer.decode(ids);
   }
@@ -166,7 +180,7 @@ export class Runtime {
   async complete(options: CompleteOptions): Promise<CompleteResult> {
     if (this.closed) throw new RuntimeClosedError();
     const { prompt, maxTokens = 256, stop = [], signal, onStart, onToken, logprobs, onLogprob, ...sampling } = options;
-    const ids = typeof prompt === 'string' ? this.tokenize(prompt) : checkTokenIds(prompt, this.tokenizer.vocabSize);
+    const ids = typeof prompt === 'string' ? await this.tokenizePrompt(prompt) : checkTokenIds(prompt, this.tokenizer.vocabSize);
     checkInt('maxTokens', maxTokens, 0, Number.MAX_SAFE_INTEGER);
     if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
       throw new InvalidArgumentError('stop must be an array of non-empty strings', 'stop');
@@ -200,6 +214,7 @@ export class Runtime {
     this.chatEngine ??= new ChatEngine({
       tokenizer: this.tokenizer,
       gguf: this.gguf,
+      contextSize: this.info.contextSize,
       generate: (req) => this.generateOnSlot(req),
       cachedTokens: () => this.slots.cachedTokens(),
     }, this.chatConfig);

@@ -15,6 +15,7 @@ export interface ServedRuntime {
   complete(options: CompleteOptions): Promise<CompleteResult>;
   chatStream(options: ChatOptions): AsyncIterable<ChatStreamEvent>;
   tokenize(text: string, opts?: { addBos?: boolean; parseSpecial?: boolean }): number[];
+  tokenizePrompt(text: string): Promise<number[]>;
   detokenize(ids: ArrayLike<number>): string;
 }
 

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../errors.js';
 import { InvalidVocabularyError } from './errors.js';
 import { SpecialTokenSplitter } from './special-token-splitter.js';
 import { Utf8StreamingDetokenizer, type StreamingDetokenizer } from './streaming-detokenizer.js';
-import type { DecodeOptions, DecoderOptions, EncodeOptions, Tokenizer } from './tokenizer.js';
+import type { AsyncEncodeOptions, DecodeOptions, DecoderOptions, EncodeOptions, Tokenizer } from './tokenizer.js';
 import { TokenType } from './token-type.js';
 import type { Vocabulary } from './vocabulary.js';
 
@@ -16,12 +16,19 @@ const EOG_TEXTS = ['<|eot_id|>', '<|im_end|>', '<|end|>', '<end_of_turn>', '<|en
 
 const utf8 = new TextEncoder();
 
+/** How long encodeAsync works before it lets the event loop run (other streams wait this long at most). */
+export const ENCODE_SLICE_MS = 2;
+
+/** The steps of an encoding: each `yield` is a point where the work may pause. */
+export type EncodeSteps = Generator<void, void, undefined>;
+
 export abstract class BaseTokenizer implements Tokenizer {
   readonly vocabSize: number;
   readonly bosId: number | null;
   readonly eosId: number | null;
   readonly addBos: boolean;
   readonly addEos: boolean;
+  readonly maxTokenChars: number;
   protected readonly tokens: readonly string[];
   protected readonly types: Uint8Array;
   protected readonly tokenToId = new Map<string, number>();
@@ -66,12 +73,43 @@ export abstract class BaseTokenizer implements Tokenizer {
       }
     }
     this.splitter = new SpecialTokenSplitter(vocab.tokens, this.types);
+    // A token's text is never longer than its spelling in the vocabulary (byte-level BPE spells
+    // each UTF-8 byte as one character; SentencePiece writes a space as one character); a byte
+    // token stands for one byte.
+    let longest = 1;
+    for (let id = 0; id < n; id++) {
+      const t = this.types[id];
+      if (t !== TokenType.CONTROL && t !== TokenType.UNKNOWN && t !== TokenType.BYTE) longest = Math.max(longest, vocab.tokens[id]!.length);
+    }
+    this.maxTokenChars = longest;
     this.bytesCache = new Array<Uint8Array | undefined>(n);
   }
 
   encode(text: string, opts: EncodeOptions = {}): number[] {
-    const addSpecial = opts.addSpecial ?? true;
     const out: number[] = [];
+    const steps = this.encodeSteps(text, opts, out);
+    while (!steps.next().done);
+    return out;
+  }
+
+  async encodeAsync(text: string, opts: AsyncEncodeOptions = {}): Promise<number[]> {
+    const out: number[] = [];
+    const limit = opts.maxTokens ?? Infinity;
+    const sliceMs = opts.sliceMs ?? ENCODE_SLICE_MS;
+    const steps = this.encodeSteps(text, opts, out);
+    let sliceStart = performance.now();
+    while (!steps.next().done) {
+      if (out.length > limit) break;
+      if (performance.now() - sliceStart >= sliceMs) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+    }
+    return out;
+  }
+
+  private *encodeSteps(text: string, opts: EncodeOptions, out: number[]): EncodeSteps {
+    const addSpecial = opts.addSpecial ?? true;
     if (addSpecial && this.addBos) out.push(this.bosId!);
     let afterSpecial = true;
     for (const fragment of this.splitter.split(text, opts.parseSpecial ?? false)) {
@@ -79,12 +117,11 @@ export abstract class BaseTokenizer implements Tokenizer {
         out.push(fragment);
         afterSpecial = true;
       } else {
-        this.encodeText(fragment, afterSpecial, out);
+        yield* this.encodeText(fragment, afterSpecial, out);
         afterSpecial = false;
       }
     }
     if (addSpecial && this.addEos) out.push(this.eosId!);
-    return out;
   }
 
   decode(ids: ArrayLike<number>, opts: DecodeOptions = {}): string {
@@ -155,8 +192,11 @@ export abstract class BaseTokenizer implements Tokenizer {
     return type === TokenType.CONTROL || type === TokenType.UNKNOWN;
   }
 
-  /** Appends the ids of a piece of text that holds no special token. */
-  protected abstract encodeText(text: string, afterSpecial: boolean, out: number[]): void;
+  /**
+   * Appends the ids of a piece of text that holds no special token, yielding every so often (a
+   * few hundred microseconds of work at most between two yields) so encodeAsync can pause.
+   */
+  protected abstract encodeText(text: string, afterSpecial: boolean, out: number[]): EncodeSteps;
 
   /** The bytes of a token that is not control, unknown or user-defined. */
   protected abstract normalTokenBytes(id: number): Uint8Array;

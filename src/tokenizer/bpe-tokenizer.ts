@@ -1,7 +1,7 @@
 // Byte-level BPE (`tokenizer.ggml.model = gpt2`: Llama 3, Qwen2/3, Mistral Nemo): the
 // pre-tokenizer cuts text into words, each word is spelled in GPT-2's byte alphabet, and adjacent
 // symbols merge lowest merge rank first (leftmost on ties), as Hugging Face's BPE does.
-import { BaseTokenizer } from './base-tokenizer.js';
+import { BaseTokenizer, type EncodeSteps } from './base-tokenizer.js';
 import { fromByteLevel, toByteLevel } from './byte-level.js';
 import { MergeQueue } from './merge-queue.js';
 import { preTokenizerFor, type PreTokenizer } from './pre-tokenizer.js';
@@ -9,6 +9,20 @@ import type { Vocabulary } from './vocabulary.js';
 
 /** Words remembered with their ids; cleared when full. Natural text repeats words a lot. */
 const WORD_CACHE_SIZE = 1 << 16;
+/**
+ * The cache's memory bound (its own accounting: two bytes a character and eight an id, plus an
+ * entry's overhead), whatever the words; text is client input, so its size is not ours to choose.
+ */
+export const MAX_WORD_CACHE_BYTES = 16 << 20;
+/** Longer words are not cached (as Hugging Face's BPE): they rarely repeat, and one would fill the cache. */
+export const MAX_CACHED_WORD_CHARS = 256;
+const CACHE_ENTRY_OVERHEAD = 64;
+/** Words between two pause points of an encoding. */
+const WORDS_PER_STEP = 128;
+/** Merges between two pause points inside one long word. */
+const MERGES_PER_STEP = 4096;
+/** Words longer than this merge in arrays of their own, so an encoding paused inside one cannot be disturbed. */
+const SCRATCH_WORD_CHARS = 1024;
 /** Packs a merge's rank and result id into one number: id < 2^22 (MAX_VOCAB_SIZE). */
 const ID_SPAN = 1 << 22;
 
@@ -17,11 +31,8 @@ export class BpeTokenizer extends BaseTokenizer {
   /** (left id * vocabSize + right id) -> rank * ID_SPAN + merged id. */
   private readonly merges = new Map<number, number>();
   private readonly cache = new Map<string, number[]>();
-  private readonly queue = new MergeQueue();
-  private ids = new Int32Array(64);
-  private lens = new Int32Array(64);
-  private prev = new Int32Array(64);
-  private next = new Int32Array(64);
+  private cacheBytes = 0;
+  private readonly scratch = new MergeScratch(64);
 
   constructor(vocab: Vocabulary) {
     super(vocab);
@@ -42,37 +53,67 @@ export class BpeTokenizer extends BaseTokenizer {
     }
   }
 
-  protected encodeText(text: string, _afterSpecial: boolean, out: number[]): void {
+  protected *encodeText(text: string, _afterSpecial: boolean, out: number[]): EncodeSteps {
     const s = this.pre.nfc ? text.normalize('NFC') : text;
     const re = this.pre.regex;
-    re.lastIndex = 0;
     let last = 0;
-    for (let m = re.exec(s); m !== null; m = re.exec(s)) {
-      if (m.index > last) this.encodeWord(s.slice(last, m.index), out);
-      this.encodeWord(m[0], out);
+    let words = 0;
+    for (;;) {
+      // The regex is shared: a paused encoding sets its own position again when it resumes.
+      re.lastIndex = last;
+      const m = re.exec(s);
+      if (m === null) break;
+      if (m.index > last) yield* this.encodeWord(s.slice(last, m.index), out);
+      yield* this.encodeWord(m[0], out);
       last = m.index + m[0].length;
+      if (++words % WORDS_PER_STEP === 0) yield;
     }
-    if (last < s.length) this.encodeWord(s.slice(last), out);
+    if (last < s.length) yield* this.encodeWord(s.slice(last), out);
   }
 
-  private encodeWord(word: string, out: number[]): void {
+  /** The number of bytes the word cache accounts for now. */
+  get wordCacheBytes(): number {
+    return this.cacheBytes;
+  }
+
+  private *encodeWord(word: string, out: number[]): EncodeSteps {
     const cached = this.cache.get(word);
     if (cached !== undefined) {
       for (const id of cached) out.push(id);
       return;
     }
-    const ids = this.bpe(toByteLevel(word));
-    if (this.cache.size >= WORD_CACHE_SIZE) this.cache.clear();
-    this.cache.set(word, ids);
+    const spelled = toByteLevel(word);
+    const ids: number[] = [];
+    if (spelled.length <= SCRATCH_WORD_CHARS) {
+      const steps = this.bpe(spelled, this.scratch, ids);
+      while (!steps.next().done);
+    } else {
+      yield* this.bpe(spelled, new MergeScratch(spelled.length), ids);
+    }
+    if (word.length <= MAX_CACHED_WORD_CHARS) this.remember(word, ids);
     for (const id of ids) out.push(id);
   }
 
-  private bpe(word: string): number[] {
+  private remember(word: string, ids: number[]): void {
+    const bytes = CACHE_ENTRY_OVERHEAD + 2 * word.length + 8 * ids.length;
+    if (this.cache.size >= WORD_CACHE_SIZE || this.cacheBytes + bytes > MAX_WORD_CACHE_BYTES) {
+      this.cache.clear();
+      this.cacheBytes = 0;
+    }
+    // The word is a slice of the request's text; a slice keeps all of that text alive.
+    this.cache.set(copyOf(word), ids);
+    this.cacheBytes += bytes;
+  }
+
+  private *bpe(word: string, scratch: MergeScratch, result: number[]): EncodeSteps {
     const whole = this.tokenToId.get(word);
-    if (whole !== undefined && this.isProducible(whole) && (this.pre.ignoreMerges || word.length === 1)) return [whole];
+    if (whole !== undefined && this.isProducible(whole) && (this.pre.ignoreMerges || word.length === 1)) {
+      result.push(whole);
+      return;
+    }
     const n = word.length; // byte-level spelling: every code point is in the BMP
-    if (this.ids.length < n) this.grow(n);
-    const { ids, lens, prev, next, queue } = this;
+    if (scratch.ids.length < n) scratch.grow(n);
+    const { ids, lens, prev, next, queue } = scratch;
     const v = this.vocabSize;
     let count = 0;
     for (let i = 0; i < n; i++) {
@@ -85,7 +126,7 @@ export class BpeTokenizer extends BaseTokenizer {
       next[count] = count + 1;
       count++;
     }
-    if (count === 0) return [];
+    if (count === 0) return;
     next[count - 1] = -1;
 
     queue.clear();
@@ -94,8 +135,12 @@ export class BpeTokenizer extends BaseTokenizer {
       const m = this.merges.get(ids[left]! * v + ids[right]!);
       if (m !== undefined) queue.push(Math.floor(m / ID_SPAN), left, right, lens[left]! + lens[right]!);
     };
-    for (let i = 1; i < count; i++) tryAdd(i - 1, i);
+    for (let i = 1; i < count; i++) {
+      tryAdd(i - 1, i);
+      if (i % MERGES_PER_STEP === 0) yield;
+    }
     const top: [number, number, number] = [0, 0, 0];
+    let merges = 0;
     while (queue.length > 0) {
       queue.pop(top);
       const [left, right, size] = top;
@@ -108,21 +153,41 @@ export class BpeTokenizer extends BaseTokenizer {
       if (next[right]! >= 0) prev[next[right]!] = left;
       tryAdd(prev[left]!, left);
       tryAdd(left, next[left]!);
+      if (++merges % MERGES_PER_STEP === 0) yield;
     }
-    const result: number[] = [];
     for (let i = 0; i !== -1; i = next[i]!) result.push(ids[i]!);
-    return result;
   }
 
-  private grow(n: number): void {
-    const size = Math.max(n, this.ids.length * 2);
+  protected normalTokenBytes(id: number): Uint8Array {
+    return fromByteLevel(this.tokens[id]!);
+  }
+}
+
+/** The arrays one word's merges work in. */
+class MergeScratch {
+  readonly queue = new MergeQueue();
+  ids: Int32Array;
+  lens: Int32Array;
+  prev: Int32Array;
+  next: Int32Array;
+
+  constructor(size: number) {
     this.ids = new Int32Array(size);
     this.lens = new Int32Array(size);
     this.prev = new Int32Array(size);
     this.next = new Int32Array(size);
   }
 
-  protected normalTokenBytes(id: number): Uint8Array {
-    return fromByteLevel(this.tokens[id]!);
+  grow(n: number): void {
+    const size = Math.max(n, this.ids.length * 2);
+    this.ids = new Int32Array(size);
+    this.lens = new Int32Array(size);
+    this.prev = new Int32Array(size);
+    this.next = new Int32Array(size);
   }
+}
+
+/** A string with storage of its own (V8 makes short strings copies, longer ones views of their parent). */
+function copyOf(s: string): string {
+  return s.length <= 12 ? s : Buffer.from(s, 'utf16le').toString('utf16le');
 }

@@ -2,13 +2,15 @@
 // TinyLlama, the stories models), with the semantics of llama.cpp's llm_tokenizer_spm: spaces
 // become U+2581, a dummy space prefix starts each text fragment, adjacent symbols merge best
 // score first (leftmost on ties), and what no token covers falls back to `<0xNN>` byte tokens.
-import { BaseTokenizer } from './base-tokenizer.js';
+import { BaseTokenizer, type EncodeSteps } from './base-tokenizer.js';
 import { InvalidVocabularyError } from './errors.js';
 import { MergeQueue } from './merge-queue.js';
 import { TokenType } from './token-type.js';
 import type { Vocabulary } from './vocabulary.js';
 
 const SPACE_MARK = '\u2581';
+/** Merges between two pause points of an encoding. */
+const MERGES_PER_STEP = 2048;
 const utf8 = new TextEncoder();
 
 export class SpmTokenizer extends BaseTokenizer {
@@ -32,7 +34,7 @@ export class SpmTokenizer extends BaseTokenizer {
     }
   }
 
-  protected encodeText(text: string, afterSpecial: boolean, out: number[]): void {
+  protected *encodeText(text: string, afterSpecial: boolean, out: number[]): EncodeSteps {
     const s = (this.addSpacePrefix && afterSpecial ? ' ' + text : text).replaceAll(' ', SPACE_MARK);
     // Symbols are code points at first; each covers [start, end) of s, linked to its neighbours.
     const n = s.length;
@@ -53,7 +55,8 @@ export class SpmTokenizer extends BaseTokenizer {
     }
     if (count === 0) return;
 
-    const queue = this.queue;
+    // Its own queue: an encoding paused between merges must not share one with another encoding.
+    const queue = n > MERGES_PER_STEP ? new MergeQueue() : this.queue;
     queue.clear();
     const tryAdd = (left: number, right: number): void => {
       if (left < 0 || right < 0) return;
@@ -62,9 +65,13 @@ export class SpmTokenizer extends BaseTokenizer {
       if (id === undefined || !this.isProducible(id) || this.types[id] === TokenType.BYTE) return;
       queue.push(-this.scores[id]!, left, right, end[right]! - start[left]!);
     };
-    for (let i = 1; i < count; i++) tryAdd(i - 1, i);
+    for (let i = 1; i < count; i++) {
+      tryAdd(i - 1, i);
+      if (i % MERGES_PER_STEP === 0) yield;
+    }
 
     const top: [number, number, number] = [0, 0, 0];
+    let merges = 0;
     while (queue.length > 0) {
       queue.pop(top);
       const [left, right, size] = top;
@@ -77,9 +84,12 @@ export class SpmTokenizer extends BaseTokenizer {
       if (next[right]! >= 0) prev[next[right]!] = left;
       tryAdd(prev[left]!, left);
       tryAdd(left, next[left]!);
+      if (++merges % MERGES_PER_STEP === 0) yield;
     }
 
+    let pieces = 0;
     for (let i = 0; i !== -1; i = next[i]!) {
+      if (++pieces % MERGES_PER_STEP === 0) yield;
       const piece = s.slice(start[i]!, end[i]!);
       const id = this.tokenToId.get(piece);
       if (id !== undefined && this.isProducible(id)) {

@@ -12,6 +12,16 @@ export interface EncodeOptions {
   parseSpecial?: boolean;
 }
 
+export interface AsyncEncodeOptions extends EncodeOptions {
+  /**
+   * Stop once more ids than this are produced: the result is then a prefix of the encoding, longer
+   * than maxTokens (a prompt that cannot fit the context needs no more work).
+   */
+  maxTokens?: number;
+  /** How long to work before letting the event loop run; default ENCODE_SLICE_MS (2 ms). */
+  sliceMs?: number;
+}
+
 export interface DecodeOptions {
   /** Drop control and unknown tokens instead of writing their text. Default false. */
   skipSpecial?: boolean;
@@ -28,6 +38,13 @@ export interface Tokenizer {
   readonly eosId: number | null;
   readonly addBos: boolean;
   encode(text: string, opts?: EncodeOptions): number[];
+  /**
+   * encode() without holding the event loop: the work is cut into slices of a few milliseconds
+   * with a turn of the event loop between them (same ids as encode()).
+   */
+  encodeAsync(text: string, opts?: AsyncEncodeOptions): Promise<number[]>;
+  /** The longest text, in UTF-16 code units, that one token produced by encoding stands for. */
+  readonly maxTokenChars: number;
   decode(ids: ArrayLike<number>, opts?: DecodeOptions): string;
   /**
    * The text of one token as it appears in generated output (control tokens by their text). A

@@ -52,6 +52,7 @@ export function scriptedModel(rt: Runtime, config: ChatConfig = {}): ScriptedMod
   const chats = new ChatEngine({
     tokenizer,
     gguf: rt.gguf,
+    contextSize: rt.info.contextSize,
     generate: async (req) => {
       promptLength = req.prompt.length;
       const slot = await slots.acquire(req.prompt, req.signal);

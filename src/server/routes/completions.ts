@@ -37,7 +37,7 @@ export function registerCompletions(app: FastifyInstance, ctx: ServerContext): v
     f.unsupported('suffix', (v) => v === '');
     f.string('user');
 
-    const ids = typeof prompt === 'string' ? rt.tokenize(prompt) : prompt;
+    const ids = typeof prompt === 'string' ? await rt.tokenizePrompt(prompt) : prompt;
     if (ids.length === 0 || ids.length > rt.info.contextSize) throw new ContextLengthExceededError(ids.length, rt.info.contextSize);
     const echoText = echo ? (typeof prompt === 'string' ? prompt : rt.detokenize(prompt)) : '';
 
