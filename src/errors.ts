@@ -30,3 +30,11 @@ export class InvalidArgumentError extends KilnError {
 export class NativeAddonError extends KilnError {
   readonly code = 'native_addon_unavailable';
 }
+
+/** Longest part of a client's string an error message quotes: messages never echo a request whole. */
+export const MAX_QUOTED_CHARS = 64;
+
+/** A client's string for an error message: JSON-quoted, cut to its first MAX_QUOTED_CHARS characters. */
+export function quote(s: string): string {
+  return s.length <= MAX_QUOTED_CHARS ? JSON.stringify(s) : `${JSON.stringify(s.slice(0, MAX_QUOTED_CHARS))}... (${s.length} characters)`;
+}

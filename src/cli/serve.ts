@@ -6,7 +6,11 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { InvalidArgumentError } from '../errors.js';
 import { Runtime } from '../runtime/runtime.js';
-import { createServer, DEFAULT_BODY_LIMIT, DEFAULT_RESPONSES_STORE, DEFAULT_SHUTDOWN_GRACE_MS, STDERR_LOGGER } from '../server/create-server.js';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from '../server/connection-limits.js';
+import {
+  createServer, DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_RESPONSES_STORE, DEFAULT_SHUTDOWN_GRACE_MS, STDERR_LOGGER,
+} from '../server/create-server.js';
+import { DEFAULT_RESPONSES_STORE_BYTES } from '../server/responses-store.js';
 
 export const SERVE_USAGE = `usage: kiln serve --model FILE [options]
   --chat-template FILE   Jinja chat template (for models whose GGUF has none)
@@ -15,10 +19,15 @@ export const SERVE_USAGE = `usage: kiln serve --model FILE [options]
   --threads N            CPU threads
   --host HOST            bind address (default 127.0.0.1)
   --port N               port (default 8080)
-  --api-key KEY          require this key (also KILN_API_KEY); /health stays open
+  --api-key KEY          require this key (also KILN_API_KEY; an empty key is refused); /health stays open
+  --cors-origin ORIGIN   let web pages from ORIGIN call the server (repeat for more, or '*'); default: none
   --model-name NAME      the model id clients send (default: the file name without .gguf)
   --body-limit BYTES     largest request body (default ${DEFAULT_BODY_LIMIT})
   --responses-store N    responses kept for previous_response_id (default ${DEFAULT_RESPONSES_STORE})
+  --responses-store-bytes BYTES  memory the stored responses may take (default ${DEFAULT_RESPONSES_STORE_BYTES})
+  --max-connections N    connections held at once; more get 503 (default ${DEFAULT_MAX_CONNECTIONS})
+  --max-connections-per-client N  the same, from one client address (default ${DEFAULT_MAX_CONNECTIONS_PER_CLIENT})
+  --request-timeout MS   time for a request's headers and body to arrive (default ${DEFAULT_REQUEST_TIMEOUT_MS})
   --shutdown-grace MS    how long shutdown waits for in-flight requests (default ${DEFAULT_SHUTDOWN_GRACE_MS})
 `;
 
@@ -34,6 +43,11 @@ export async function serve(argv: string[]): Promise<number> {
       host: { type: 'string' },
       port: { type: 'string' },
       'api-key': { type: 'string' },
+      'cors-origin': { type: 'string', multiple: true },
+      'responses-store-bytes': { type: 'string' },
+      'max-connections': { type: 'string' },
+      'max-connections-per-client': { type: 'string' },
+      'request-timeout': { type: 'string' },
       'model-name': { type: 'string' },
       'body-limit': { type: 'string' },
       'responses-store': { type: 'string' },
@@ -57,6 +71,16 @@ export async function serve(argv: string[]): Promise<number> {
   const port = int('port', values.port, 0) ?? 8080;
   const grace = int('shutdown-grace', values['shutdown-grace'], 0) ?? DEFAULT_SHUTDOWN_GRACE_MS;
   const chatTemplate = values['chat-template'] !== undefined ? readFileSync(values['chat-template'], 'utf8') : undefined;
+  const apiKey = values['api-key'] ?? process.env.KILN_API_KEY;
+  if (apiKey !== undefined && apiKey.trim() === '') {
+    throw new InvalidArgumentError(`${values['api-key'] !== undefined ? '--api-key' : 'KILN_API_KEY'} is empty; an empty key would let every request in. Give a key, or leave it unset.`, 'api-key');
+  }
+  const bodyLimit = int('body-limit', values['body-limit'], 1);
+  const storeSize = int('responses-store', values['responses-store'], 0);
+  const storeBytes = int('responses-store-bytes', values['responses-store-bytes'], 0);
+  const maxConnections = int('max-connections', values['max-connections'], 1);
+  const maxPerClient = int('max-connections-per-client', values['max-connections-per-client'], 1);
+  const requestTimeout = int('request-timeout', values['request-timeout'], 1);
 
   const runtime = await Runtime.load({
     model: values.model,
@@ -65,15 +89,17 @@ export async function serve(argv: string[]): Promise<number> {
     ...(threads !== undefined ? { threads } : {}),
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
   });
-  const apiKey = values['api-key'] ?? process.env.KILN_API_KEY;
-  const bodyLimit = int('body-limit', values['body-limit'], 1);
-  const storeSize = int('responses-store', values['responses-store'], 0);
   const server = createServer({
     runtime,
     modelId: values['model-name'] ?? basename(values.model).replace(/\.gguf$/i, ''),
-    ...(apiKey ? { apiKey } : {}),
+    ...(apiKey !== undefined ? { apiKey } : {}),
     ...(bodyLimit !== undefined ? { bodyLimit } : {}),
     ...(storeSize !== undefined ? { responsesStoreSize: storeSize } : {}),
+    ...(storeBytes !== undefined ? { responsesStoreBytes: storeBytes } : {}),
+    ...(values['cors-origin'] !== undefined ? { corsOrigins: values['cors-origin'] } : {}),
+    ...(maxConnections !== undefined ? { maxConnections } : {}),
+    ...(maxPerClient !== undefined ? { maxConnectionsPerClient: maxPerClient } : {}),
+    ...(requestTimeout !== undefined ? { requestTimeoutMs: requestTimeout } : {}),
     logger: STDERR_LOGGER,
   });
   const { url } = await server.listen({ host: values.host ?? '127.0.0.1', port });

@@ -1,9 +1,19 @@
 // kiln's HTTP server: a fastify app with the OpenAI and Anthropic routes, one error mapping, an
-// optional API key, a body limit, per-request metrics, and graceful shutdown.
+// optional API key, a body limit, per-request metrics, graceful shutdown, and what keeps hostile
+// clients and web pages out: JSON bodies only, Origin and Host checks, timeouts for slow
+// requests, and connection limits.
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { InvalidArgumentError } from '../errors.js';
 import { checkApiKey } from './auth.js';
+import { BrowserGuard, isLoopbackBind } from './browser-guard.js';
+import { ConnectionLimits, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from './connection-limits.js';
 import { errorBody, type Protocol, toKilnError } from './error-body.js';
-import { InvalidUtf8Error, MalformedJsonError, RouteNotFoundError, ServerShuttingDownError } from './errors.js';
+import {
+  BodyTooDeepError, InvalidUtf8Error, MalformedJsonError, RouteNotFoundError, ServerShuttingDownError, TooManyConnectionsError,
+  UnsupportedMediaTypeError,
+} from './errors.js';
+import { DEFAULT_RESPONSES_STORE_BYTES } from './responses-store.js';
 import { registerChatCompletions } from './routes/chat-completions.js';
 import { registerCompletions } from './routes/completions.js';
 import { registerHealth } from './routes/health.js';
@@ -17,6 +27,17 @@ export const DEFAULT_BODY_LIMIT = 8 * 1024 * 1024;
 export const DEFAULT_RESPONSES_STORE = 1000;
 /** How long shutdown lets in-flight generations finish before cancelling them. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+/** A request's headers must arrive within this; a client that trickles them is cut off. */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** A request's headers and body must arrive within this (8 MiB in 60 s is 140 KB/s). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** An idle keep-alive connection is closed after this. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/**
+ * Nesting of arrays and objects in a request body. Real requests stay far below (tool schemas nest
+ * a few dozen levels); fields that hold arbitrary JSON have their own, lower, named limits.
+ */
+export const MAX_BODY_DEPTH = 512;
 
 export interface ServerOptions {
   runtime: ServedRuntime;
@@ -28,6 +49,20 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** Responses kept for previous_response_id (LRU); default 1000. */
   responsesStoreSize?: number;
+  /** Bytes the stored responses may take together; default 256 MiB. */
+  responsesStoreBytes?: number;
+  /** Web origins allowed to call the server (CORS), or ['*']; default none. */
+  corsOrigins?: readonly string[];
+  /** Connections held at once; default 512. */
+  maxConnections?: number;
+  /** Connections held at once from one client address; default 128. */
+  maxConnectionsPerClient?: number;
+  /** Time for a request's headers to arrive; default 10 s. */
+  headersTimeoutMs?: number;
+  /** Time for a whole request (headers and body) to arrive; default 60 s. */
+  requestTimeoutMs?: number;
+  /** How long a stream waits for a client that reads nothing of its waiting frames; default 30 s. */
+  sseStallTimeoutMs?: number;
   logger?: ServerLogger;
 }
 
@@ -62,14 +97,35 @@ function protocolOf(request: FastifyRequest): Protocol {
 export function createServer(options: ServerOptions): KilnServer {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const logger = options.logger ?? STDERR_LOGGER;
-  const ctx = new ServerContext(options.runtime, options.modelId, logger, options.responsesStoreSize ?? DEFAULT_RESPONSES_STORE);
-  const app = Fastify({ logger: false, bodyLimit, return503OnClosing: false, forceCloseConnections: 'idle' });
+  if (options.apiKey !== undefined && options.apiKey.trim() === '') {
+    throw new InvalidArgumentError('the API key is empty; an empty key would let every request in. Set a non-empty key, or none.', 'apiKey');
+  }
+  const ctx = new ServerContext(options.runtime, options.modelId, logger, options.responsesStoreSize ?? DEFAULT_RESPONSES_STORE,
+    options.responsesStoreBytes ?? DEFAULT_RESPONSES_STORE_BYTES);
+  if (options.sseStallTimeoutMs !== undefined) ctx.sseStallTimeoutMs = options.sseStallTimeoutMs;
+  const guard = new BrowserGuard({ corsOrigins: options.corsOrigins ?? [] });
+  const limits = new ConnectionLimits(options.maxConnections ?? DEFAULT_MAX_CONNECTIONS, options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
+  const serverFactory = (handler: Parameters<typeof createHttpServer>[1]): Server => {
+    const server = createHttpServer({
+      headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+      requestTimeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+      // How often Node looks for requests past their timeouts (default 30 s: a slow request would live that much longer).
+      connectionsCheckingInterval: 500,
+    }, handler);
+    limits.attach(server);
+    return server;
+  };
+  const app = Fastify({ logger: false, bodyLimit, return503OnClosing: false, forceCloseConnections: 'idle', serverFactory });
 
-  // Every body is JSON whatever its Content-Type says (curl -d sends form encoding); the bytes
-  // must be UTF-8.
+  // Bodies are JSON, sent as such: a web page cannot send that to another site without a CORS
+  // preflight (a form or text/plain body it can), and the bytes must be UTF-8.
   const utf8 = new TextDecoder('utf-8', { fatal: true });
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body: Buffer, done) => {
+  app.addContentTypeParser('*', (request, _payload, done) => {
+    done(new UnsupportedMediaTypeError(request.headers['content-type']), undefined);
+  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, (_request, body: Buffer, done) => {
     if (body.length === 0) return done(null, undefined);
     let text: string;
     try {
@@ -77,19 +133,29 @@ export function createServer(options: ServerOptions): KilnServer {
     } catch {
       return done(new InvalidUtf8Error(), undefined);
     }
+    let value: unknown;
     try {
-      done(null, JSON.parse(text));
+      value = JSON.parse(text);
     } catch (err) {
-      done(new MalformedJsonError((err as Error).message), undefined);
+      return done(new MalformedJsonError((err as Error).message), undefined);
     }
+    if (depthExceeds(value, MAX_BODY_DEPTH)) return done(new BodyTooDeepError(MAX_BODY_DEPTH), undefined);
+    done(null, value);
   });
 
   // A callback hook, not an async one: no promise and no extra turn on every request's way in.
   app.addHook('onRequest', (request, reply, done) => {
     const res = reply.raw;
     res.once('close', () => ctx.metrics.request(request.routeOptions.url ?? 'unmatched', res.statusCode));
-    if (request.routeOptions.url === '/health') return done();
     try {
+      limits.check(request.raw.socket);
+      guard.check(request.headers, res);
+      if (request.method === 'OPTIONS') {
+        guard.preflight(res);
+        void reply.code(204).send();
+        return;
+      }
+      if (request.routeOptions.url === '/health') return done();
       if (ctx.draining) throw new ServerShuttingDownError();
       if (options.apiKey !== undefined) checkApiKey(options.apiKey, request.headers);
     } catch (err) {
@@ -101,6 +167,9 @@ export function createServer(options: ServerOptions): KilnServer {
   app.setErrorHandler((err, request, reply) => {
     const { error, internal } = toKilnError(err, bodyLimit);
     if (internal) logger.error('request failed', { method: request.method, url: request.url, error: String((err as Error)?.stack ?? err) });
+    const retryAfter = (error as { retryAfter?: unknown }).retryAfter;
+    if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
+    if (error instanceof TooManyConnectionsError) void reply.header('connection', 'close');
     void reply.code(error.status).send(errorBody(protocolOf(request), error));
   });
   app.setNotFoundHandler((request, reply) => {
@@ -120,6 +189,7 @@ export function createServer(options: ServerOptions): KilnServer {
     context: ctx,
     async listen(opts = {}) {
       const host = opts.host ?? '127.0.0.1';
+      guard.loopbackOnly = isLoopbackBind(host);
       await app.listen({ host, port: opts.port ?? 8080 });
       const addr = app.server.address();
       const port = typeof addr === 'object' && addr !== null ? addr.port : (opts.port ?? 8080);
@@ -145,4 +215,16 @@ export function createServer(options: ServerOptions): KilnServer {
       }
     },
   };
+}
+
+/** Whether arrays and objects nest deeper than `limit` in a parsed JSON value (no recursion). */
+function depthExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }

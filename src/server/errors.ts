@@ -1,6 +1,6 @@
 // Errors only the HTTP layer raises: transport problems (body, JSON, UTF-8, size), keys, routes and
 // models. Request fields that fail validation raise InvalidArgumentError naming the field.
-import { KilnError } from '../errors.js';
+import { KilnError, quote } from '../errors.js';
 
 export class MalformedJsonError extends KilnError {
   readonly code = 'invalid_json';
@@ -48,7 +48,7 @@ export class ModelNotFoundError extends KilnError {
   override readonly type = 'invalid_request_error';
   override param = 'model';
   constructor(requested: string, served: string) {
-    super(`The model '${requested}' does not exist on this server; it serves '${served}'. Send "model": ${JSON.stringify(served)}.`);
+    super(`The model ${quote(requested)} does not exist on this server; it serves ${quote(served)}. Send "model": ${JSON.stringify(served)}.`);
   }
 }
 
@@ -57,7 +57,7 @@ export class RouteNotFoundError extends KilnError {
   override readonly status = 404;
   override readonly type = 'invalid_request_error';
   constructor(method: string, url: string) {
-    super(`There is no route ${method} ${url}. See GET /v1/models, POST /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages.`);
+    super(`There is no route ${quote(method)} ${quote(url)}. See GET /v1/models, POST /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages.`);
   }
 }
 
@@ -99,6 +99,61 @@ export class ResponseNotFoundError extends KilnError {
   override readonly type = 'invalid_request_error';
   override param = 'previous_response_id';
   constructor(id: string) {
-    super(`No stored response has the id '${id}'. It was never stored (store: false), or it was evicted; send the whole conversation instead.`);
+    super(`No stored response has the id ${quote(id)}. It was never stored (store: false), or it was evicted; send the whole conversation instead.`);
+  }
+}
+
+/** A body that is not `Content-Type: application/json` (a browser's cross-site "simple" POST is form or text). */
+export class UnsupportedMediaTypeError extends KilnError {
+  readonly code = 'unsupported_media_type';
+  override readonly status = 415;
+  override readonly type = 'invalid_request_error';
+  constructor(found: string | undefined) {
+    super(`The request body must be sent with Content-Type: application/json${found ? `, not ${quote(found)}` : ''}.`);
+  }
+}
+
+/** A request from a web page whose origin the server was not told to allow (see --cors-origin). */
+export class OriginNotAllowedError extends KilnError {
+  readonly code = 'origin_not_allowed';
+  override readonly status = 403;
+  override readonly type = 'invalid_request_error';
+  constructor(origin: string) {
+    super(`Requests from the web origin ${quote(origin)} are not allowed. Start the server with --cors-origin ${quote(origin)} to allow them.`);
+  }
+}
+
+/**
+ * A request naming a host other than a loopback one while the server listens on loopback: a web
+ * page that rebound its own host name to 127.0.0.1 (DNS rebinding) looks like this.
+ */
+export class HostNotAllowedError extends KilnError {
+  readonly code = 'host_not_allowed';
+  override readonly status = 403;
+  override readonly type = 'invalid_request_error';
+  constructor(host: string) {
+    super(`The Host header ${quote(host)} is not a loopback name or address; this server listens on loopback only. Use http://127.0.0.1 or http://localhost.`);
+  }
+}
+
+/** More connections than the server takes (overall, or from one client address). */
+export class TooManyConnectionsError extends KilnError {
+  readonly code = 'too_many_connections';
+  override readonly status = 503;
+  override readonly type = 'server_error';
+  /** Seconds a client should wait before trying again (the Retry-After header). */
+  readonly retryAfter = 1;
+  constructor(perClient: boolean, limit: number) {
+    super(`The server has ${perClient ? 'as many connections from your address as it takes' : 'as many connections as it takes'} (${limit}). Close idle connections, or retry shortly.`);
+  }
+}
+
+/** JSON nested deeper than any request needs: refused before any work, so no recursion can overflow. */
+export class BodyTooDeepError extends KilnError {
+  readonly code = 'body_too_deep';
+  override readonly status = 400;
+  override readonly type = 'invalid_request_error';
+  constructor(limit: number) {
+    super(`The request body is nested deeper than ${limit} levels of arrays and objects. Send flatter JSON.`);
   }
 }

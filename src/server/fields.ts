@@ -5,6 +5,10 @@ import { InvalidArgumentError } from '../errors.js';
 
 /** Longer strings than this in a single field are not a real request (the body limit caps the total). */
 export const MAX_STRING_FIELD = 64 * 1024 * 1024;
+/** OpenAI's limits on `metadata` (API reference: at most 16 pairs, keys of 64 and values of 512 characters). */
+export const MAX_METADATA_PAIRS = 16;
+export const MAX_METADATA_KEY = 64;
+export const MAX_METADATA_VALUE = 512;
 
 export type JsonObject = Record<string, unknown>;
 
@@ -141,6 +145,24 @@ export class Fields {
     if (v !== undefined && !isOff(v)) {
       throw new InvalidArgumentError(`'${this.at(key)}' is not supported by this server; leave it out.`, this.at(key));
     }
+  }
+
+  /** OpenAI's `metadata`: a flat object of short strings, within OpenAI's limits (it is stored and echoed). */
+  metadata(key = 'metadata'): Record<string, string> | undefined {
+    const m = this.object(key);
+    if (m === undefined) return undefined;
+    const keys = Object.keys(m.obj);
+    if (keys.length > MAX_METADATA_PAIRS) {
+      throw new InvalidArgumentError(`'${m.path}' may have at most ${MAX_METADATA_PAIRS} key-value pairs, got ${keys.length}.`, m.path);
+    }
+    const out: Record<string, string> = {};
+    for (const k of keys) {
+      if (k.length > MAX_METADATA_KEY) throw invalid(m.path, `an object whose keys have at most ${MAX_METADATA_KEY} characters`, k);
+      const v = m.obj[k];
+      if (typeof v !== 'string' || v.length > MAX_METADATA_VALUE) throw invalid(m.at(k), `a string of at most ${MAX_METADATA_VALUE} characters`, v);
+      out[k] = v;
+    }
+    return out;
   }
 
   /** A string or a list of strings (OpenAI's `stop`), as a list. */

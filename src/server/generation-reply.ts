@@ -44,7 +44,7 @@ export async function streamGeneration(
   run: GenerationRun,
 ): Promise<void> {
   const signal = ctx.requestSignal(reply);
-  const sse = new SseStream(reply);
+  const sse = new SseStream(reply, ctx.sseStallTimeoutMs);
   const start = (s: GenerationStart) => {
     if (!sse.isOpen) sse.write(encoder.open(s));
   };

@@ -7,6 +7,7 @@ import type { ToolCallLogger } from '../tool-calls/types.js';
 import { GenerationCancelledError, ModelNotFoundError } from './errors.js';
 import { Metrics } from './metrics.js';
 import { ResponsesStore } from './responses-store.js';
+import { SSE_STALL_TIMEOUT_MS } from './sse-stream.js';
 
 /** The part of Runtime the server uses. */
 export interface ServedRuntime {
@@ -37,15 +38,18 @@ export class ServerContext {
   private cancelled = false;
   private readonly created = Math.floor(Date.now() / 1000);
   draining = false;
+  /** How long a stream waits for a client that stopped reading (see SseStream). */
+  sseStallTimeoutMs = SSE_STALL_TIMEOUT_MS;
 
   constructor(
     readonly runtime: ServedRuntime,
     readonly modelId: string,
     readonly logger: ServerLogger,
     responsesStoreSize: number,
+    responsesStoreBytes?: number,
   ) {
     this.metrics = new Metrics(runtime.info.slots);
-    this.store = new ResponsesStore(responsesStoreSize);
+    this.store = new ResponsesStore(responsesStoreSize, responsesStoreBytes);
   }
 
   get modelCreated(): number {

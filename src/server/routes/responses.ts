@@ -58,7 +58,7 @@ export function registerResponses(app: FastifyInstance, ctx: ServerContext): voi
       truncation: 'disabled',
       usage: null,
       user: f.string('user') ?? null,
-      metadata: f.object('metadata')?.obj ?? {},
+      metadata: f.metadata() ?? {},
     };
     const encoder = new ResponsesEncoder(response, ctx.logger, id);
     const run = chatRun(ctx, chat);
