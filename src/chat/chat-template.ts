@@ -5,10 +5,11 @@ import { createHash } from 'node:crypto';
 import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
 import { ChatTemplateError, ChatTemplateSyntaxError } from './errors.js';
 import { strftime } from './strftime.js';
+import { checkFilter, type Instrumentable, MAX_TEMPLATE_ITEMS, RenderBudget, TemplateLimitError } from './template-limits.js';
 
 type Program = ReturnType<typeof parse>;
 interface RuntimeValueLike { type: string; value: unknown }
-interface FilterNodeLike { type: string; value?: unknown }
+interface FilterNodeLike { type: string; value?: unknown; callee?: { type: string; value?: unknown }; args?: unknown[] }
 type ApplyFilter = (operand: RuntimeValueLike, filter: FilterNodeLike, env: Environment) => RuntimeValueLike;
 
 /** Longest template source accepted (real templates are under 20 KB; this bounds hostile files). */
@@ -23,7 +24,7 @@ export const MAX_TEMPLATE_BYTES = 1 << 20;
 type Evaluate = (node: unknown, env: Environment) => RuntimeValueLike;
 type EvaluateFor = (node: ForNodeLike, env: Environment) => RuntimeValueLike;
 interface ForNodeLike { iterable: { type: string; lhs?: unknown } }
-interface InterpreterInternals { applyFilter: ApplyFilter; evaluateFor: EvaluateFor; evaluate: Evaluate }
+interface InterpreterInternals extends Instrumentable { applyFilter: ApplyFilter; evaluateFor: EvaluateFor }
 
 const STRING_FILTERS = new Set(['string', 'trim', 'lower', 'upper', 'title', 'capitalize', 'length']);
 const EMPTY_STRING = { type: 'StringLiteral', value: '' };
@@ -34,6 +35,12 @@ const applyFilter: ApplyFilter = function (this: InterpreterInternals, operand, 
   const name = filter.type === 'Identifier' ? filter.value : undefined;
   if (operand.type === 'UndefinedValue' && typeof name === 'string' && STRING_FILTERS.has(name)) {
     operand = this.evaluate(EMPTY_STRING, env);
+  }
+  // Filters that multiply sizes are measured first (see template-limits.ts).
+  const filterName = name ?? (filter.type === 'CallExpression' ? filter.callee?.value : undefined);
+  if (typeof filterName === 'string') {
+    const [args, kwargs] = filter.type === 'CallExpression' ? this.evaluateArguments(filter.args ?? [], env) : [[], new Map()];
+    checkFilter(filterName, operand, args, kwargs);
   }
   const out = base.applyFilter.call(this, operand, filter, env);
   if (name === 'string' && operand.type === 'BooleanValue') out.value = operand.value ? 'True' : 'False';
@@ -67,6 +74,8 @@ export interface RenderContext {
 export interface ChatTemplateOptions {
   bosToken?: string | null;
   eosToken?: string | null;
+  /** Wall time of one render; default MAX_TEMPLATE_MS. */
+  maxRenderMs?: number;
 }
 
 export class ChatTemplate {
@@ -84,6 +93,27 @@ export class ChatTemplate {
       this.program = parse(tokenize(source, { lstrip_blocks: true, trim_blocks: true }));
     } catch (e) {
       throw new ChatTemplateSyntaxError(`the chat template does not parse: ${(e as Error).message}`, e);
+    }
+  }
+
+  /**
+   * Renders two short conversations (one with a tool) to find, at load, a template that cannot
+   * render even those within its limits. A conversation the template refuses is not an error here.
+   */
+  probe(): void {
+    const tool = { type: 'function', function: { name: 'get_time', description: 'The current time.', parameters: { type: 'object', properties: {} } } };
+    const cases = [
+      { messages: [{ role: 'user', content: 'Hello' }] },
+      { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello' }], tools: [tool] },
+    ];
+    for (const c of cases) {
+      try {
+        this.render({ ...c, addGenerationPrompt: true });
+      } catch (e) {
+        if (e instanceof TemplateLimitError) {
+          throw new ChatTemplateSyntaxError(`the chat template cannot render a two-message conversation within its limits: ${e.message}`, e);
+        }
+      }
     }
   }
 
@@ -111,11 +141,14 @@ export class ChatTemplate {
       const interpreter = new Interpreter(env) as unknown as InterpreterInternals & { run(p: Program): RuntimeValueLike };
       interpreter.applyFilter = applyFilter;
       interpreter.evaluateFor = evaluateFor;
+      new RenderBudget(this.options.maxRenderMs).install(interpreter);
       const out = interpreter.run(this.program).value;
       if (typeof out !== 'string') throw new Error('the template rendered no text');
       return out;
     } catch (e) {
       if (e instanceof TemplateRaised) throw new ChatTemplateError(e.message, true);
+      if (e instanceof TemplateLimitError) throw e;
+      if (e instanceof RangeError && /string length/i.test(e.message)) throw new TemplateLimitError('the longest string V8 holds', e.message);
       // A RangeError here is the engine's recursion on absurd nesting; any other error is the
       // template failing on this conversation's shape.
       throw new ChatTemplateError(e instanceof Error ? e.message : String(e), false, e);
@@ -131,7 +164,7 @@ function pythonRange(start: number, stop?: number, step = 1): number[] {
   const out: number[] = [];
   for (let i = start; step > 0 ? i < stop : i > stop; i += step) {
     out.push(i);
-    if (out.length > 1_000_000) throw new TemplateRaised('range() is limited to 1,000,000 items');
+    if (out.length > MAX_TEMPLATE_ITEMS) throw new TemplateLimitError('MAX_TEMPLATE_ITEMS', `range() of more than ${MAX_TEMPLATE_ITEMS} items`);
   }
   return out;
 }

@@ -155,6 +155,7 @@ export class ChatEngine {
       bosToken: tok.bosId === null ? null : tok.tokenToPiece(tok.bosId),
       eosToken: tok.eosId === null ? null : tok.tokenToPiece(tok.eosId),
     });
+    this.template.probe();
     if (config.toolCallFormat !== undefined && !TOOL_CALL_FORMATS.includes(config.toolCallFormat)) {
       throw new InvalidArgumentError(`toolCallFormat must be one of ${TOOL_CALL_FORMATS.join(', ')}`, 'toolCallFormat');
     }

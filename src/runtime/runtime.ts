@@ -152,7 +152,18 @@ export class Runtime {
     };
     const { chatTemplate, toolCallFormat, replay, logger } = options;
     const chatConfig: ChatConfig = { chatTemplate, toolCallFormat, replay, logger };
-    return new Runtime(info, tokenizer, file, compiled, new SlotPool(slots), maxBatch, buffer, chatConfig);
+    const runtime = new Runtime(info, tokenizer, file, compiled, new SlotPool(slots), maxBatch, buffer, chatConfig);
+    // A chat template is parsed and tried at load: one that does not parse, or cannot render a
+    // short conversation within its limits, fails the load instead of every chat request.
+    if (chatTemplate !== undefined || typeof file.metadata.get('tokenizer.chat_template') === 'string') {
+      try {
+        runtime.chats();
+      } catch (err) {
+        compiled.dispose();
+        throw err;
+      }
+    }
+    return runtime;
   }
 
   tokenize(text: string, opts: { addBos?: boolean; parseSpecial?: boolean } = {}): number[] {

@@ -1,0 +1,134 @@
+// Limits on one render of a chat template. A template comes from the model file or the operator,
+// and nothing bounds what a Jinja program does: nested loops run for ever, `replace` and `indent`
+// multiply a string's length in one call, `split` makes an array as long as a string. So every
+// evaluation is counted and timed, every value the template builds is measured, and the calls that
+// multiply sizes are measured before they run. A render past a limit stops with a
+// TemplateLimitError; the event loop is held at most MAX_TEMPLATE_MS.
+import { KilnError } from '../errors.js';
+
+/** Evaluations of template nodes in one render (a 10,000-message conversation takes a few million). */
+export const MAX_TEMPLATE_STEPS = 50_000_000;
+/** Wall time of one render. */
+export const MAX_TEMPLATE_MS = 2_000;
+/** Longest string a render builds, its output included (the longest prompt a context holds is far shorter). */
+export const MAX_TEMPLATE_CHARS = 64 << 20;
+/** Longest list a render builds (range(), split(), a string's characters). */
+export const MAX_TEMPLATE_ITEMS = 1 << 20;
+/** Widest indentation (`indent`, `tojson(indent=...)`). */
+export const MAX_TEMPLATE_INDENT = 256;
+
+/** A chat template went past one of the limits above while rendering. */
+export class TemplateLimitError extends KilnError {
+  readonly code = 'chat_template_limit_exceeded';
+  override readonly status = 500;
+  override readonly type = 'server_error';
+  constructor(readonly limit: string, detail: string) {
+    super(`The model's chat template went past ${limit} (${detail}) while rendering this conversation. The template is at fault: load the model with another one (--chat-template).`);
+  }
+}
+
+interface ValueLike { type: string; value: unknown }
+interface NodeLike { type: string; value?: unknown; callee?: NodeLike; object?: NodeLike; property?: NodeLike; computed?: boolean; args?: unknown[] }
+
+/** The interpreter's methods the limits wrap (it calls them through `this`, so instance overrides apply). */
+export interface Instrumentable {
+  evaluate(node: unknown, env: unknown): ValueLike;
+  evaluateCallExpression(node: NodeLike, env: unknown): ValueLike;
+  evaluateArguments(args: unknown[], env: unknown): [ValueLike[], Map<string, ValueLike>];
+}
+
+export class RenderBudget {
+  private steps = 0;
+  private readonly deadline: number;
+
+  constructor(private readonly maxMs = MAX_TEMPLATE_MS, private readonly maxSteps = MAX_TEMPLATE_STEPS) {
+    this.deadline = performance.now() + maxMs;
+  }
+
+  /** Puts the limits on an interpreter about to run. */
+  install(interpreter: Instrumentable): void {
+    const budget = this;
+    const evaluate = interpreter.evaluate;
+    const call = interpreter.evaluateCallExpression;
+    interpreter.evaluate = function (this: Instrumentable, node, env) {
+      budget.step();
+      return checkValue(evaluate.call(this, node, env));
+    };
+    interpreter.evaluateCallExpression = function (this: Instrumentable, node, env) {
+      const callee = node.callee;
+      // A string method that multiplies sizes: measure its operands first (evaluating them twice; template expressions are pure).
+      if (callee?.type === 'MemberExpression' && !callee.computed && callee.property?.type === 'Identifier'
+        && (callee.property.value === 'replace' || callee.property.value === 'split')) {
+        const target = this.evaluate(callee.object, env);
+        if (typeof target.value === 'string') {
+          const [args] = this.evaluateArguments(node.args ?? [], env);
+          checkStringCall(callee.property.value, target.value, args);
+        }
+      }
+      return call.call(this, node, env);
+    };
+  }
+
+  private step(): void {
+    if ((++this.steps & 4095) !== 0) return;
+    if (this.steps > this.maxSteps) throw new TemplateLimitError('MAX_TEMPLATE_STEPS', `${this.maxSteps} evaluations`);
+    if (performance.now() > this.deadline) throw new TemplateLimitError('MAX_TEMPLATE_MS', `${this.maxMs} ms`);
+  }
+}
+
+/** Checks a filter's operand and arguments before it runs (`name` is the filter's). */
+export function checkFilter(name: string, operand: ValueLike, args: ValueLike[], kwargs: Map<string, ValueLike>): void {
+  const arg = (i: number, key: string) => (args[i] ?? kwargs.get(key))?.value;
+  if (name === 'indent' || name === 'tojson') {
+    const width = name === 'indent' ? arg(0, 'width') : kwargs.get('indent')?.value;
+    if (typeof width === 'number' && width > MAX_TEMPLATE_INDENT) throw new TemplateLimitError('MAX_TEMPLATE_INDENT', `indent ${width}`);
+    if (name === 'indent' && typeof operand.value === 'string' && typeof width === 'number') {
+      checkChars(operand.value.length + countOf(operand.value, '\n') * width + width);
+    }
+  } else if (name === 'replace' && typeof operand.value === 'string') {
+    checkStringCall('replace', operand.value, args);
+  } else if (name === 'join' && Array.isArray(operand.value)) {
+    const sep = arg(0, 'd');
+    let n = typeof sep === 'string' ? sep.length * operand.value.length : 0;
+    for (const item of operand.value as ValueLike[]) n += typeof item?.value === 'string' ? item.value.length : 24;
+    checkChars(n);
+  } else if (name === 'list' && typeof operand.value === 'string') {
+    checkItems(operand.value.length);
+  }
+}
+
+function checkStringCall(method: 'replace' | 'split', s: string, args: ValueLike[]): void {
+  const pattern = args[0]?.value;
+  if (typeof pattern !== 'string') return;
+  if (method === 'split') {
+    if (pattern !== '') checkItems(countOf(s, pattern) + 1);
+    return;
+  }
+  const replacement = args[1]?.value;
+  if (typeof replacement !== 'string' || replacement.length <= pattern.length) return;
+  const limit = typeof args[2]?.value === 'number' && args[2].value >= 0 ? args[2].value : Infinity;
+  const occurrences = Math.min(limit, pattern === '' ? s.length + 1 : countOf(s, pattern));
+  checkChars(s.length + occurrences * (replacement.length - pattern.length));
+}
+
+function checkValue(v: ValueLike): ValueLike {
+  const value = v.value;
+  if (typeof value === 'string') checkChars(value.length);
+  else if (Array.isArray(value)) checkItems(value.length);
+  return v;
+}
+
+function checkChars(n: number): void {
+  if (n > MAX_TEMPLATE_CHARS) throw new TemplateLimitError('MAX_TEMPLATE_CHARS', `a string of ${n} characters`);
+}
+
+function checkItems(n: number): void {
+  if (n > MAX_TEMPLATE_ITEMS) throw new TemplateLimitError('MAX_TEMPLATE_ITEMS', `a list of ${n} items`);
+}
+
+/** Occurrences of `pattern` (non-empty) in `s`, without overlaps, as split and replace count them. */
+function countOf(s: string, pattern: string): number {
+  let n = 0;
+  for (let i = s.indexOf(pattern); i >= 0; i = s.indexOf(pattern, i + pattern.length)) n++;
+  return n;
+}
