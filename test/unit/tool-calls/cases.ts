@@ -420,11 +420,11 @@ export const CASES: Case[] = [
     calls: [['test_types', '{"obj_param":{"path": "a.txt", "lines": [1, 2]},"arr":[{"x": "</parameter>"}, "]", -0.5e-3]}']],
   },
   {
-    name: 'object and array values on their own lines, the spaces around them trimmed',
+    name: 'object and array values on their own lines, the spaces around them trimmed; a union with null',
     format: 'qwen3_coder',
-    text: q3call('test_types', lines('obj_param', '  {"a": {"b": [true, null, "}"]}}\t '), lines('arr', '[\n  "x",\n  2\n]')),
+    text: q3call('test_types', lines('obj_param', '  {"a": {"b": [true, null, "}"]}}\t '), lines('arr', '[\n  "x",\n  2\n]'), lines('opt_arr', '[["a"], {}]')),
     content: '',
-    calls: [['test_types', '{"obj_param":{"a": {"b": [true, null, "}"]}},"arr":[\n  "x",\n  2\n]}']],
+    calls: [['test_types', '{"obj_param":{"a": {"b": [true, null, "}"]}},"arr":[\n  "x",\n  2\n],"opt_arr":[["a"], {}]}']],
   },
   {
     name: 'Unicode spaces around an object value; a union with null',
