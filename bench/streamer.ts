@@ -15,6 +15,7 @@ const MB = 1_000_000;
 const TOOLS: OpenAITool[] = [
   { type: 'function', function: { name: 'write_file', parameters: { type: 'object', properties: { content: { type: 'string' } } } } },
   { type: 'function', function: { name: 'search', parameters: { type: 'object', properties: { q: { type: 'string' } } } } },
+  { type: 'function', function: { name: 'write_json', parameters: { type: 'object', properties: { data: { type: 'object' } } } } },
 ];
 
 interface Row {
@@ -42,6 +43,11 @@ function rows(): Row[] {
       format: 'qwen3_coder',
       text: `<tool_call>\n<function=write_file>\n<parameter=content>\n${value}\n</parameter>\n</function>\n</tool_call>`,
     },
+    {
+      name: '1 MB object value (qwen3_coder)',
+      format: 'qwen3_coder',
+      text: `<tool_call>\n<function=write_json>\n<parameter=data>\n{"lines": [\n${jsonLines(value)}\n]}\n</parameter>\n</function>\n</tool_call>`,
+    },
     { name: '1 MB argument value (mistral)', format: 'mistral', text: `[TOOL_CALLS]write_file[ARGS]{"content": "${value}"}` },
     { name: '20k short calls (hermes)', format: 'hermes', text: '<tool_call>\n{"name": "search", "arguments": {"q": "x"}}\n</tool_call>\n'.repeat(20_000) },
     { name: '20k short calls (qwen3_coder)', format: 'qwen3_coder', text: '<tool_call>\n<function=search>\n<parameter=q>\nx\n</parameter>\n</function>\n</tool_call>\n'.repeat(20_000) },
@@ -50,6 +56,13 @@ function rows(): Row[] {
     { name: '1 MB of [ nesting (hermes arguments)', format: 'hermes', text: `<tool_call>{"name": "search", "arguments": {"q": ${'['.repeat(MB)}` },
     { name: '1 MB of [ (mistral content)', format: 'mistral', text: '['.repeat(MB) },
   ];
+}
+
+/** `text` as the elements of a JSON array of 80-character strings, one a line. */
+function jsonLines(text: string): string {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += 80) out.push(`  "${text.slice(i, i + 80)}"`);
+  return out.join(',\n');
 }
 
 /** 4-character tokens, never splitting a surrogate pair. */

@@ -47,6 +47,8 @@ export abstract class FormatScanner {
   /** Unconsumed text from the last push: a partial marker, a trailing high surrogate. */
   private carry = '';
   private stalled = false;
+  /** A streaming scanner that diverged from the final parse reads nothing more. */
+  private halted = false;
   private sawThinkOpen = false;
   private reportedStray = false;
   private readonly usedIds = new Set<string>();
@@ -114,7 +116,7 @@ export abstract class FormatScanner {
 
   private run(text: string, i: number, n: number, eof: boolean): number {
     this.triggers.reset();
-    while (i < n) {
+    while (i < n && !this.halted) {
       const before = i;
       const mode = this.mode;
       if (mode === Mode.Content) i = this.scanContent(text, i, n, eof);
@@ -280,6 +282,17 @@ export abstract class FormatScanner {
 
   protected get inSpan(): boolean {
     return this.mode === Mode.Span;
+  }
+
+  /**
+   * Streaming: the started call's arguments as sent can no longer match the final parse. The sink
+   * is told, and scanning stops for good (the streamer takes the rest of the reply from the parse).
+   */
+  protected diverge(): void {
+    this.sink.diverge();
+    this.started = false;
+    this.halted = true;
+    this.mode = Mode.Content;
   }
 
   // ---- calls ----

@@ -3,7 +3,9 @@
 // complete and declared, then its arguments as they are written (the closing `}` waits for the
 // call to be confirmed). finish() reconciles with parseToolCalls on the whole text, which is
 // authoritative. Any throw inside a push is contained: that push's events are dropped, the stream
-// stays at what the client has received, and finish() sends the rest from the final parse.
+// stays at what the client has received, and finish() sends the rest from the final parse. A
+// qwen3_coder value streamed as JSON that stops being JSON (json-value-stream.ts) cannot be taken
+// back: that call gets no end, streaming stops, and finish() sends the parsed call whole.
 import { mintCallId, placeholderIds } from './call-id.js';
 import { createScanner } from './create-scanner.js';
 import type { FormatScanner } from './format-scanner.js';
@@ -31,6 +33,7 @@ const ARGS = 3;
 const END = 4;
 const ABANDON = 5;
 const STRAY = 6;
+const DIVERGE = 7;
 
 /** The reports of one push, in reused arrays (a push is per token; it must not allocate much). */
 class OpLog implements ScannerSink {
@@ -65,6 +68,9 @@ class OpLog implements ScannerSink {
   }
   strayThinkClose(): void {
     this.add(STRAY, '', '');
+  }
+  diverge(): void {
+    this.add(DIVERGE, '', '');
   }
 }
 
@@ -225,6 +231,14 @@ export class IncrementalToolCallStreamer {
           this.open = null;
           this.contentDeferred = true;
           break;
+        case DIVERGE:
+          // What was sent of this call can no longer match the final parse: it gets nothing more and
+          // no end, and finish() sends the parsed call whole under a fresh index, with the rest of
+          // the reply (the scanner has stopped reading). Only model output this odd gets here.
+          this.open!.abandoned = true;
+          this.open = null;
+          this.collecting = true;
+          return out;
         case STRAY:
           if (this.opts.startsInReasoning === undefined) {
             // The text already sent as content was reasoning; only the final parse can say the rest.

@@ -35,6 +35,9 @@ class Collector implements ScannerSink {
   strayThinkClose(): void {
     this.stray = true;
   }
+  diverge(): never {
+    throw new Error('a scanner that is not streaming never diverges');
+  }
 }
 
 function run(text: string, opts: ParseToolCallsOptions, tools: ToolSet, startsInReasoning: boolean): Collector {

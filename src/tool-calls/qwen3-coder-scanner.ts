@@ -1,17 +1,26 @@
 // qwen3_coder (Qwen3-Coder): `<tool_call>\n<function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n…
 // </function>\n</tool_call>`. The arguments are compact JSON that kiln builds, `{"P":value,…}`, each value
-// typed by the tool's schema (typed-json-value.ts). String values stream as they are written;
-// other types are held until the value ends. One framing newline is stripped at each end of a
-// value, and a `</parameter>` inside a value (code!) ends it only when the next non-space text is
-// structural: `<parameter=`, `</function>`, `</tool_call>`, or the end of the output.
+// typed by the tool's schema (typed-json-value.ts). String values stream as they are written, and
+// so do `object` and `array` values while they are JSON (json-value-stream.ts); other types are
+// held until the value ends. One framing newline is stripped at each end of a value, and a
+// `</parameter>` inside a value (code!) ends it only when the next non-space text is structural:
+// `<parameter=`, `</function>`, `</tool_call>`, or the end of the output.
 import { escapeJsonString } from './escape-json-string.js';
 import { FormatScanner, type ScannerOptions } from './format-scanner.js';
 import { isJsonWhitespace } from './json-value-scanner.js';
+import { JsonValueStream } from './json-value-stream.js';
 import { matchMarker, NO_MATCH, PARTIAL } from './match-marker.js';
 import { MAX_PARAMETERS } from './limits.js';
 import { ToolCallCapError, type ScannerSink } from './scanner-sink.js';
 import type { ParamType } from './tool-set.js';
 import { typedJsonValue } from './typed-json-value.js';
+
+/** How the current value goes out. */
+const enum V {
+  String, // as it is written, escaped
+  Json, // as it is written while it is JSON (streaming only)
+  Held, // typed when it ends
+}
 
 const enum Q {
   Open, // after <tool_call>: expect <function=
@@ -38,7 +47,8 @@ export class Qwen3CoderScanner extends FormatScanner {
   private fn = '';
   private params = 0;
   private type: ParamType = { kind: 'string', nullable: false };
-  private streamValue = false;
+  private valueMode = V.String;
+  private readonly json = new JsonValueStream();
   /** A newline read at the end of the value so far: framing if the value ends next. */
   private pendingNewline = false;
   private held: string[] = [];
@@ -47,8 +57,6 @@ export class Qwen3CoderScanner extends FormatScanner {
   private closeHold: string[] = [];
   private closeHoldLength = 0;
   private wroteParam = false;
-  /** `"P": ` of a typed value, sent with the value. */
-  private key = '';
 
   constructor(sink: ScannerSink, opts: ScannerOptions) {
     super(sink, opts, ['<tool_call>']);
@@ -195,31 +203,68 @@ export class Qwen3CoderScanner extends FormatScanner {
     if (++this.params > MAX_PARAMETERS && this.streaming) throw new ToolCallCapError('parameters');
     const name = this.header;
     this.type = this.tools.paramType(this.fn, name);
-    this.streamValue = this.type.kind === 'string';
+    const kind = this.type.kind;
+    if (kind === 'string') this.valueMode = V.String;
+    else if (this.streaming && (kind === 'object' || kind === 'array')) this.valueMode = V.Json;
+    else this.valueMode = V.Held;
+    if (this.valueMode === V.Json) this.json.reset(kind === 'object' ? 123 : 91);
     this.pendingNewline = false;
-    this.held = [];
-    this.heldLength = 0;
+    this.clearHeld();
     this.qs = Q.ValueStart;
     if (!this.started) return;
+    // Every typing of the value follows its key, so the key can go out at once.
     const key = `${this.wroteParam ? ',' : '{'}"${escapeJsonString(name)}":`;
     this.wroteParam = true;
-    if (this.streamValue) this.sink.args(`${key}"`);
-    else this.key = key;
+    this.sink.args(this.valueMode === V.String ? `${key}"` : key);
   }
 
-  /** Value text in order; a trailing newline waits until it is known not to be framing. */
+  /** Value text in order. */
   private valueText(s: string): void {
-    if (s.length === 0) return;
-    let out = this.pendingNewline ? `\n${s}` : s;
-    this.pendingNewline = out.charCodeAt(out.length - 1) === 10;
-    if (this.pendingNewline) out = out.slice(0, -1);
-    if (out.length === 0 || !this.started) return;
-    if (this.streamValue) this.sink.args(escapeJsonString(out));
-    else {
-      this.held.push(out);
-      this.heldLength += out.length;
-      this.checkHeld(this.heldLength);
+    if (s.length === 0 || !this.started) return;
+    if (this.valueMode === V.Json) {
+      // Until the value is committed to JSON, its text is also kept for the final typing.
+      if (!this.json.committed) this.hold(this.unframed(s));
+      const out = this.json.push(s);
+      if (out === null) this.notJson();
+      else if (out.length > 0) {
+        this.clearHeld();
+        this.sink.args(out);
+      }
+      return;
     }
+    const out = this.unframed(s);
+    if (out.length === 0) return;
+    if (this.valueMode === V.String) this.sink.args(escapeJsonString(out));
+    else this.hold(out);
+  }
+
+  /** The value text of `s` known so far: a trailing newline waits until it is known not to be framing. */
+  private unframed(s: string): string {
+    const out = this.pendingNewline ? `\n${s}` : s;
+    this.pendingNewline = out.charCodeAt(out.length - 1) === 10;
+    return this.pendingNewline ? out.slice(0, -1) : out;
+  }
+
+  private hold(s: string): void {
+    if (s.length === 0) return;
+    this.held.push(s);
+    this.heldLength += s.length;
+    this.checkHeld(this.heldLength);
+  }
+
+  private clearHeld(): void {
+    if (this.heldLength === 0) return;
+    this.held = [];
+    this.heldLength = 0;
+  }
+
+  /**
+   * The value is not JSON of its kind. Before anything of it went out, it is typed when it ends,
+   * like any held value (its text is kept); after, what was sent can no longer match the final parse.
+   */
+  private notJson(): void {
+    if (this.json.committed) this.diverge();
+    else this.valueMode = V.Held;
   }
 
   private reopenValue(): void {
@@ -233,10 +278,25 @@ export class Qwen3CoderScanner extends FormatScanner {
     this.closeHold = [];
     this.qs = Q.Body;
     if (!this.started) return;
-    if (this.streamValue) this.sink.args('"');
-    else this.sink.args(this.key + typedJsonValue(this.held.join(''), this.type));
-    this.held = [];
-    this.heldLength = 0;
+    if (this.valueMode === V.String) {
+      this.sink.args('"');
+      return;
+    }
+    if (this.valueMode === V.Json) {
+      const rest = this.json.end();
+      if (rest !== null) {
+        this.sink.args(rest);
+        this.clearHeld();
+        return;
+      }
+      if (this.json.committed) {
+        // It ended before it was a whole JSON value: the final parse makes it a string.
+        this.diverge();
+        return;
+      }
+    }
+    this.sink.args(typedJsonValue(this.held.join(''), this.type));
+    this.clearHeld();
   }
 
   private confirm(): void {

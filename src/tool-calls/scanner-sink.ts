@@ -13,6 +13,12 @@ export interface ScannerSink {
   end(): void;
   /** The current call turned out invalid after it started: its whole span is content. */
   abandon(): void;
+  /**
+   * Streaming only: the current call's arguments as sent can no longer become what the final
+   * parse will give (a qwen3_coder value streamed as JSON turned out not to be JSON). Nothing more
+   * is sent for it and the scanner reads no further: the rest of the reply comes from the final parse.
+   */
+  diverge(): void;
   /** A `</think>` with no opener before it: the output began inside reasoning. */
   strayThinkClose(): void;
 }

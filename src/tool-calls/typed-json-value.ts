@@ -43,6 +43,14 @@ export function typedJsonValue(raw: string, type: ParamType): string {
   return `"${escapeJsonString(raw)}"`;
 }
 
+/** True for the code units `String.prototype.trim` removes (the value's `raw.trim()` above). */
+export function isTrimmedSpace(c: number): boolean {
+  if (c < 0x80) return c === 32 || (c >= 9 && c <= 13);
+  return (
+    c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
+  );
+}
+
 /**
  * `+7` / `007` as JSON, digits kept as text: integers above 2^53 stay exact, and a million-digit
  * value costs linear time (BigInt parsing would be quadratic).

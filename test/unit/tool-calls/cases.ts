@@ -18,6 +18,11 @@ export interface Case {
 const q3 = (fn: string, params: [string, string][]): string =>
   `<tool_call>\n<function=${fn}>\n${params.map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`).join('')}</function>\n</tool_call>`;
 
+// One parameter, its value on its own lines or right after the `>`.
+const lines = (k: string, v: string): string => `<parameter=${k}>\n${v}\n</parameter>\n`;
+const inline = (k: string, v: string): string => `<parameter=${k}>${v}</parameter>\n`;
+const q3call = (fn: string, ...params: string[]): string => `<tool_call>\n<function=${fn}>\n${params.join('')}</function>\n</tool_call>`;
+
 const DALLAS = q3('get_current_weather', [['city', 'Dallas'], ['state', 'TX'], ['unit', 'fahrenheit']]);
 const DALLAS_ARGS = '{"city":"Dallas","state":"TX","unit":"fahrenheit"}';
 
@@ -406,6 +411,82 @@ export const CASES: Case[] = [
     text: '<tool_call>\n<function=rm>\n<parameter=path>\n/\n</parameter>\n</function>\n</tool_call>ok',
     content: '<tool_call>\n<function=rm>\n<parameter=path>\n/\n</parameter>\n</function>\n</tool_call>ok',
     calls: [],
+  },
+  {
+    name: 'object and array values right after the `>`',
+    format: 'qwen3_coder',
+    text: q3call('test_types', inline('obj_param', '{"path": "a.txt", "lines": [1, 2]}'), inline('arr', '[{"x": "</parameter>"}, "]", -0.5e-3]')),
+    content: '',
+    calls: [['test_types', '{"obj_param":{"path": "a.txt", "lines": [1, 2]},"arr":[{"x": "</parameter>"}, "]", -0.5e-3]}']],
+  },
+  {
+    name: 'object and array values on their own lines, the spaces around them trimmed; a union with null',
+    format: 'qwen3_coder',
+    text: q3call('test_types', lines('obj_param', '  {"a": {"b": [true, null, "}"]}}\t '), lines('arr', '[\n  "x",\n  2\n]'), lines('opt_arr', '[["a"], {}]')),
+    content: '',
+    calls: [['test_types', '{"obj_param":{"a": {"b": [true, null, "}"]}},"arr":[\n  "x",\n  2\n],"opt_arr":[["a"], {}]}']],
+  },
+  {
+    name: 'Unicode spaces around an object value; a union with null',
+    format: 'qwen3_coder',
+    text: q3call('test_types', inline('obj_param', '\u00a0{"a": "é😀"}\u3000'), lines('opt_obj', '{"k": [1]}')),
+    content: '',
+    calls: [['test_types', '{"obj_param":{"a": "é😀"},"opt_obj":{"k": [1]}}']],
+  },
+  {
+    name: 'empty and null containers',
+    format: 'qwen3_coder',
+    text: q3call('test_types', inline('obj_param', '{}'), lines('arr', ' [ ] '), lines('opt_obj', 'None'), inline('opt_arr', 'null')),
+    content: '',
+    calls: [['test_types', '{"obj_param":{},"arr":[ ],"opt_obj":null,"opt_arr":null}']],
+  },
+  {
+    name: 'Python literals and containers of the other kind stay strings',
+    format: 'qwen3_coder',
+    text: q3call('test_types', lines('obj_param', "{'a': 1}"), inline('arr', '[True, None]'), lines('opt_arr', '{"a": 1}'), inline('opt_obj', '[1]')),
+    content: '',
+    calls: [['test_types', '{"obj_param":"{\'a\': 1}","arr":"[True, None]","opt_arr":"{\\"a\\": 1}","opt_obj":"[1]"}']],
+  },
+  {
+    name: 'an object value that stops being JSON after it began stays a string; text and a call follow',
+    format: 'qwen3_coder',
+    text: `A${q3call('test_types', lines('obj_param', '{"a": True}'), inline('arr', '[1]'))}\nB\n${q3call('test_types', inline('arr', '[1, 2]'))}C`,
+    content: 'A\nB\nC',
+    calls: [
+      ['test_types', '{"obj_param":"{\\"a\\": True}","arr":[1]}'],
+      ['test_types', '{"arr":[1, 2]}'],
+    ],
+  },
+  {
+    name: 'text after a whole JSON array makes it a string, in a second call',
+    format: 'qwen3_coder',
+    text: `${q3call('test_types', inline('arr', '[1, 2]'))}${q3call('test_types', inline('arr', '[1, 2]x'))}`,
+    content: '',
+    calls: [
+      ['test_types', '{"arr":[1, 2]}'],
+      ['test_types', '{"arr":"[1, 2]x"}'],
+    ],
+  },
+  {
+    name: 'an object value that ends before it is whole stays a string',
+    format: 'qwen3_coder',
+    text: q3call('test_types', lines('obj_param', '{"a": [1'), lines('arr', '[2]')),
+    content: '',
+    calls: [['test_types', '{"obj_param":"{\\"a\\": [1","arr":[2]}']],
+  },
+  {
+    name: 'a raw newline inside a JSON string is not JSON',
+    format: 'qwen3_coder',
+    text: q3call('test_types', lines('obj_param', '{"code": "a\nb"}')),
+    content: '',
+    calls: [['test_types', '{"obj_param":"{\\"code\\": \\"a\\nb\\"}"}']],
+  },
+  {
+    name: 'a structural </parameter> inside a JSON string ends the value there',
+    format: 'qwen3_coder',
+    text: '<tool_call>\n<function=test_types>\n<parameter=obj_param>\n{"a": "x</parameter>\n<parameter=arr>\n[2]\n</parameter>\n</function>\n</tool_call>',
+    content: '',
+    calls: [['test_types', '{"obj_param":"{\\"a\\": \\"x","arr":[2]}']],
   },
   { name: 'not XML after the marker', format: 'qwen3_coder', text: '<tool_call>\nhello\n</tool_call>', content: '<tool_call>\nhello\n</tool_call>', calls: [] },
   {

@@ -58,6 +58,12 @@ const PIECES = [
   '<parameter=q>',
   '<parameter=precision>',
   '<parameter=dimensions>',
+  '<function=test_types>',
+  '<parameter=obj_param>',
+  '<parameter=arr>',
+  'True',
+  'None',
+  "'",
   'hello',
   'é',
   '😀',
@@ -87,6 +93,8 @@ const VALID: Record<ToolCallFormat, string[]> = {
     '<tool_call>\n<function=search>\n<parameter=q>\na </parameter> b\n</parameter>\n</function>\n</tool_call>',
     '<tool_call>\n<function=calculate_area>\n<parameter=precision>\n 7 \n</parameter>\n<parameter=dimensions>\n{"w": 1}\n</parameter>\n</function>\n</tool_call>',
     '<tool_call>\n<function=search>\n</function>',
+    '<tool_call>\n<function=test_types>\n<parameter=obj_param>{"a": [1, "</parameter>"], "b": {"c": null}}</parameter>\n<parameter=arr>\n[true, {"d": -2.5e3}]\n</parameter>\n</function>\n</tool_call>',
+    "<tool_call>\n<function=test_types>\n<parameter=opt_obj>\n{'a': True}\n</parameter>\n<parameter=opt_arr>[]</parameter>\n</function>\n</tool_call>",
   ],
 };
 

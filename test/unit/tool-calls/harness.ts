@@ -26,6 +26,8 @@ export const TOOLS: OpenAITool[] = [
     type_as_array: { type: ['integer', 'null'] },
     multi_non_null: { anyOf: [{ type: 'string' }, { type: 'integer' }, { type: 'null' }] },
     code: { type: 'string' },
+    opt_obj: { anyOf: [{ type: 'object' }, { type: 'null' }] },
+    opt_arr: { type: ['array', 'null'] },
   }),
   tool('search', { q: { type: 'string' } }),
   tool('add', { a: { type: 'number' }, b: { type: 'number' } }),

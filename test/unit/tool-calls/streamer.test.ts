@@ -69,6 +69,126 @@ describe('live streaming (one code point at a time)', () => {
   });
 });
 
+describe('qwen3_coder object and array values stream while they are JSON', () => {
+  const call = (param: string): string => `<tool_call>\n<function=test_types>\n${param}</function>\n</tool_call>`;
+  const layouts: [string, (k: string, v: string) => string][] = [
+    ['on its own lines', (k, v) => `<parameter=${k}>\n${v}\n</parameter>\n`],
+    ['right after the >', (k, v) => `<parameter=${k}>${v}</parameter>\n`],
+  ];
+  const values: [string, string][] = [
+    ['obj_param', '{"query": "cats and dogs", "limit": 10}'],
+    ['arr', '["cats and dogs", [10]]'],
+  ];
+
+  /** Fed one code point at a time: the run, and the argument text the client had after each push. */
+  function perPoint(text: string) {
+    const chunks = codePoints(text);
+    const run = streamChunks(chunks, { format: 'qwen3_coder' });
+    checkRun(run, chunks, true);
+    let pushed = 0;
+    let args = '';
+    const after = run.batches.map((b, k) => {
+      pushed += k < chunks.length ? chunks[k]!.length : 0;
+      for (const e of b) if (e.type === 'tool_call_arguments' && e.index === 0) args += e.delta;
+      return { pushed, args };
+    });
+    return { run, after };
+  }
+
+  for (const [layout, param] of layouts) {
+    for (const [name, value] of values) {
+      it(`${name} ${layout}: the value goes out as it is written; its closing bracket waits for the value's end`, () => {
+        const text = call(param(name, value));
+        const { run, after } = perPoint(text);
+        const valueEnd = text.indexOf(value) + value.length;
+        const paramEnd = text.indexOf('</parameter>', valueEnd) + '</parameter>'.length;
+        // When the last character of the value is pushed, all of it but that bracket is out.
+        expect(after.find((a) => a.pushed === valueEnd)!.args).toBe(`{"${name}":${value.slice(0, -1)}`);
+        // ... piece by piece: "cats and dogs" arrives in several fragments.
+        const dogsEnd = text.indexOf('dogs') + 4;
+        const pieces = run.batches.filter((_, k) => after[k]!.pushed <= dogsEnd).flat();
+        expect(pieces.filter((e) => e.type === 'tool_call_arguments' && /[a-z]/.test(e.delta)).length).toBeGreaterThan(5);
+        // The bracket goes out only once `</parameter>` is known to end the value.
+        const whole = after.find((a) => a.args === `{"${name}":${value}`)!;
+        expect(whole.pushed).toBeGreaterThan(paramEnd);
+        expect(run.received.calls).toEqual([{ id: 'call_1', name: 'test_types', arguments: `{"${name}":${value}}` }]);
+      });
+    }
+  }
+
+  it('a Python literal sends nothing of its value before it ends, and arrives as the final parse types it', () => {
+    for (const [layout, param] of layouts) {
+      for (const [name, value, typed] of [
+        ['obj_param', "{'q': 'cats', 'n': 1}", `"{'q': 'cats', 'n': 1}"`],
+        ['arr', '[True, False]', '"[True, False]"'],
+      ] as const) {
+        const text = call(param(name, value));
+        const { run, after } = perPoint(text);
+        const paramAt = text.indexOf('</parameter>');
+        expect(after.filter((a) => a.pushed <= paramAt).at(-1)!.args, layout).toBe(`{"${name}":`);
+        expect(run.batches.flat().filter((e) => e.type === 'tool_call_start')).toHaveLength(1);
+        expect(run.received.calls.map((c) => c.arguments)).toEqual([`{"${name}":${typed}}`]);
+      }
+    }
+  });
+
+  it('a value that stops being JSON after it began: the streamed call gets no end, the parsed call follows whole', () => {
+    const text = `Hi ${call('<parameter=obj_param>\n{"a": 1, "b": None}\n</parameter>\n<parameter=arr>\n[1]\n</parameter>\n')} bye`;
+    const { run } = perPoint(text);
+    const events = run.batches.flat();
+    expect(events.filter((e) => e.type === 'tool_call_start')).toEqual([
+      { type: 'tool_call_start', index: 0, id: 'call_1', name: 'test_types' },
+      { type: 'tool_call_start', index: 1, id: 'call_2', name: 'test_types' },
+    ]);
+    const sent0 = events.filter((e) => e.type === 'tool_call_arguments' && e.index === 0).map((e) => (e as { delta: string }).delta);
+    expect(sent0.join('')).toBe('{"obj_param":{"a": 1, "b": ');
+    expect(events.some((e) => e.type === 'tool_call_end' && e.index === 0)).toBe(false);
+    // Nothing more streams after the `N`; finish sends the parsed call and the rest of the content.
+    const at = text.indexOf('None');
+    expect(run.batches.slice(at + 1, -1).every((b) => b.length === 0)).toBe(true);
+    expect(run.batches.at(-1)).toEqual([
+      { type: 'content', text: ' bye' },
+      { type: 'tool_call_start', index: 1, id: 'call_2', name: 'test_types' },
+      { type: 'tool_call_arguments', index: 1, delta: '{"obj_param":"{\\"a\\": 1, \\"b\\": None}","arr":[1]}' },
+      { type: 'tool_call_end', index: 1 },
+    ]);
+    expect(run.received).toEqual({
+      content: 'Hi  bye',
+      reasoning: '',
+      calls: [{ id: 'call_2', name: 'test_types', arguments: '{"obj_param":"{\\"a\\": 1, \\"b\\": None}","arr":[1]}' }],
+    });
+    expect(run.logs).toEqual([]);
+  });
+
+  it('a JSON value longer than the held-text cap streams through without being held', () => {
+    const item = '"0123456789abcdef", ';
+    const n = Math.ceil(MAX_HELD_CHARS / item.length) + 10;
+    const chunks = ['<tool_call>\n<function=test_types>\n<parameter=arr>\n[', ...Array.from({ length: n }, () => item), '"end"]', '\n</parameter>\n</function>\n</tool_call>'];
+    const run = streamChunks(chunks, { format: 'qwen3_coder' });
+    checkRun(run, chunks, true);
+    expect(run.received.calls[0]!.arguments).toBe(`{"arr":[${item.repeat(n)}"end"]}`);
+    const sentWhileWriting = run.batches.slice(0, n + 1).flat().filter((e) => e.type === 'tool_call_arguments');
+    expect(sentWhileWriting.reduce((sum, e) => sum + (e as { delta: string }).delta.length, 0)).toBeGreaterThan(MAX_HELD_CHARS);
+  });
+
+  it('a throw while a JSON value streams is contained, and the client still gets the parsed call', () => {
+    const text = call('<parameter=obj_param>\n{"a": [1, 2], "b": "c"}\n</parameter>\n');
+    const chunks = codePoints(text);
+    for (let k = text.indexOf('{"a"'); k < text.indexOf('</function>'); k += 2) {
+      let n = 0;
+      const run = streamChunks(chunks, {
+        format: 'qwen3_coder',
+        faultInjector: (stage) => {
+          if (stage === 'push' && n++ === k) throw new Error('injected');
+        },
+      });
+      checkRun(run, chunks, false);
+      expect(run.received.calls.map((c) => c.arguments)).toEqual(['{"obj_param":{"a": [1, 2], "b": "c"}}']);
+      expect(run.logs.filter((l) => l.level === 'error')).toHaveLength(1);
+    }
+  });
+});
+
 describe('holding back the closing brace', () => {
   it('sends the last character of the arguments together with tool_call_end', () => {
     const text = '<tool_call>{"name": "search", "arguments": {"q": "a"}}\n</tool_call>';
