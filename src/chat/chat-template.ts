@@ -51,7 +51,9 @@ const evaluateFor: EvaluateFor = function (this: InterpreterInternals, node, env
   const select = node.iterable.type === 'SelectExpression';
   const source = select ? node.iterable.lhs : node.iterable;
   // Evaluating the iterable twice is safe: templates iterate over names and member lookups.
-  if (this.evaluate(source, env).type === 'UndefinedValue') {
+  const iterable = this.evaluate(source, env);
+  this.budget?.chargeLoop(iterable);
+  if (iterable.type === 'UndefinedValue') {
     node = { ...node, iterable: select ? { ...node.iterable, lhs: EMPTY_LIST } : EMPTY_LIST };
   }
   return base.evaluateFor.call(this, node, env);

@@ -6,14 +6,17 @@
 // TemplateLimitError; the event loop is held at most MAX_TEMPLATE_MS.
 import { KilnError } from '../errors.js';
 
-/** Evaluations of template nodes in one render (a 10,000-message conversation takes a few million). */
+/** Evaluations of template nodes and loop iterations in one render (a 10,000-message conversation takes a few million). */
 export const MAX_TEMPLATE_STEPS = 50_000_000;
 /** Wall time of one render. */
 export const MAX_TEMPLATE_MS = 2_000;
 /** Longest string a render builds, its output included (the longest prompt a context holds is far shorter). */
 export const MAX_TEMPLATE_CHARS = 64 << 20;
-/** Longest list a render builds (range(), split(), a string's characters). */
-export const MAX_TEMPLATE_ITEMS = 1 << 20;
+/**
+ * Longest list a render builds (range(), split(), a string's characters), and so the most
+ * iterations of one loop: a loop's items run between two checks of the clock.
+ */
+export const MAX_TEMPLATE_ITEMS = 1 << 18;
 /** Widest indentation (`indent`, `tojson(indent=...)`). */
 export const MAX_TEMPLATE_INDENT = 256;
 
@@ -32,6 +35,8 @@ interface NodeLike { type: string; value?: unknown; callee?: NodeLike; object?: 
 
 /** The interpreter's methods the limits wrap (it calls them through `this`, so instance overrides apply). */
 export interface Instrumentable {
+  /** Set by RenderBudget.install. */
+  budget?: RenderBudget;
   evaluate(node: unknown, env: unknown): ValueLike;
   evaluateCallExpression(node: NodeLike, env: unknown): ValueLike;
   evaluateArguments(args: unknown[], env: unknown): [ValueLike[], Map<string, ValueLike>];
@@ -48,6 +53,7 @@ export class RenderBudget {
   /** Puts the limits on an interpreter about to run. */
   install(interpreter: Instrumentable): void {
     const budget = this;
+    interpreter.budget = this;
     const evaluate = interpreter.evaluate;
     const call = interpreter.evaluateCallExpression;
     interpreter.evaluate = function (this: Instrumentable, node, env) {
@@ -69,8 +75,19 @@ export class RenderBudget {
     };
   }
 
+  /** Charges a loop's iterations before it runs (a loop with an empty body evaluates nothing). */
+  chargeLoop(iterable: ValueLike): void {
+    const v = iterable.value;
+    const n = Array.isArray(v) ? v.length : v instanceof Map ? v.size : 0;
+    this.steps += n;
+    this.check();
+  }
+
   private step(): void {
-    if ((++this.steps & 4095) !== 0) return;
+    if ((++this.steps & 4095) === 0) this.check();
+  }
+
+  private check(): void {
     if (this.steps > this.maxSteps) throw new TemplateLimitError('MAX_TEMPLATE_STEPS', `${this.maxSteps} evaluations`);
     if (performance.now() > this.deadline) throw new TemplateLimitError('MAX_TEMPLATE_MS', `${this.maxMs} ms`);
   }

@@ -1,6 +1,9 @@
 // `kiln serve` as a user runs it: the real CLI in a child process on a free port, with an API key
 // from the environment, stopped by SIGTERM while a stream is in flight (it finishes, exit 0).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MODELS, SHARED, repoRoot } from '../helpers/paths.js';
 import { postJson } from './helpers.js';
@@ -24,6 +27,12 @@ function serve(args: string[], env: Record<string, string> = {}): Promise<{ url:
     });
     void exit.then((code) => reject(new Error(`kiln serve exited (${code}): ${err}`)));
   });
+}
+
+function brokenTemplate(): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'kiln-cli-')), 'broken.jinja');
+  writeFileSync(path, '{% for m in messages %}{{ m.content }');
+  return path;
 }
 
 describe('kiln serve', () => {
@@ -62,5 +71,21 @@ describe('kiln serve', () => {
     const code = await new Promise((resolve) => proc.on('exit', resolve));
     expect(code).toBe(0);
     expect(err).toContain('--parallel N');
+  });
+
+  it.each([
+    ['--api-key ""', ['--api-key', ''], {}, /--api-key is empty/],
+    ['KILN_API_KEY=""', [], { KILN_API_KEY: '' }, /KILN_API_KEY is empty/],
+    ['a chat template that does not parse', ['--chat-template', brokenTemplate()], {}, /chat template does not parse/],
+  ])('refuses to start with %s', async (_, args, env, message) => {
+    const proc = spawn(process.execPath, [`${repoRoot}/bin/kiln.js`, 'serve', '--model', `${MODELS}/stories260K.gguf`, '--port', '0', ...args],
+      { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    child = proc;
+    let err = '';
+    proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise((resolve) => proc.on('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(err).toMatch(message);
+    expect(err).not.toMatch(/serving/);
   });
 });
