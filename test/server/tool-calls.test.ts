@@ -190,8 +190,8 @@ describe('qwen3_coder tool calls (tiny Qwen3, qwen3-coder template)', () => {
     expect(stop0).toBeGreaterThan(0);
     expect(start1).toBeGreaterThan(stop0);
     expect(blocks.filter((e) => e.event === 'content_block_start').map((e) => e.data.content_block)).toEqual([
-      { type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'bash', input: {} },
-      { type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'read_file', input: {} },
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_[A-Za-z0-9]{24}$/), name: 'bash', input: {} },
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_[A-Za-z0-9]{24}$/), name: 'read_file', input: {} },
     ]);
     const json0 = blocks.filter((e) => e.data.index === 0 && e.event === 'content_block_delta').map((e) => e.data.delta.partial_json).join('');
     expect(json0).toBe(BASH_ARGS);
