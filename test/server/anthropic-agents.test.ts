@@ -1,10 +1,12 @@
 // /v1/messages as agent clients drive it: the official SDK's tool runner and thread helper send
 // `thread`, which kiln refuses the way the SDK understands; thinking blocks carry a signature (in a
-// signature_delta when streamed), which the AI SDK needs to send the thinking back; tool_use ids
+// signature_delta when streamed), which the AI SDK and LangChain need to send the thinking back; tool_use ids
 // are toolu_ ids that still find kiln's recorded turn, so a tool loop is an exact-replay cache hit.
 // The tiny Qwen3 model writes scripted replies (forced-replies.ts) under the Qwen3 template.
 import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
+import { ChatAnthropic } from '@langchain/anthropic';
+import { tool as langchainTool } from '@langchain/core/tools';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { stepCountIs, streamText, tool as aiTool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -148,6 +150,24 @@ describe('Anthropic agent clients', () => {
     const first = JSON.parse(parseSse(log[0]!.reply)[0]!.data).message.usage;
     const second = JSON.parse(parseSse(log[1]!.reply)[0]!.data).message.usage;
     expect(second.cache_read_input_tokens).toBe(first.input_tokens + first.cache_read_input_tokens + steps[0]!.usage.outputTokens!);
+  });
+
+  it('LangChain\'s ChatAnthropic, streaming, sends the thinking back with its signature, and the loop continues', async () => {
+    const log: Exchange[] = [];
+    const model = new ChatAnthropic({
+      model: M, apiKey: 'unused', anthropicApiUrl: q.s.url, streaming: true, maxRetries: 0, maxTokens: 500, thinking: THINKING,
+      clientOptions: { fetch: recordingFetch(log) },
+    }).bindTools([langchainTool(async () => 'a.txt', { name: 'bash', description: 'Runs a shell command', schema: z.object({ command: z.string() }) })]);
+    const before = q.seen.length;
+    q.say(THINK_AND_CALL, ANSWER);
+    const ask = { role: 'user', content: 'List my tmp folder.' };
+    const reply = await model.invoke([ask]);
+    expect(reply.tool_calls!.map((c) => [c.name, c.args, c.id!.slice(0, 6)])).toEqual([['bash', ARGS, 'toolu_']]);
+    const answer = await model.invoke([ask, reply, { role: 'tool', content: 'a.txt', tool_call_id: reply.tool_calls![0]!.id! }]);
+    expect(answer.text).toBe(ANSWER);
+    const sent = log[1]!.body.messages[1].content as { type: string }[];
+    expect(sent[0]).toEqual({ type: 'thinking', thinking: SENT_REASONING, signature: expect.stringMatching(/^[A-Za-z0-9+/]{16,}=*$/) });
+    expect(q.assistantTurns(before + 1)).toMatchObject([{ reasoning_content: SENT_REASONING }]);
   });
 
   it('thinking shown "omitted": the client gets only the signature, sends it back, and the turn reaches the template whole', async () => {
