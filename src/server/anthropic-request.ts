@@ -22,6 +22,14 @@ export function readAnthropicRequest(f: Fields): ChatRequest {
   const list = f.objects('messages', { required: true, nonEmpty: true, max: MAX_MESSAGES })!;
   const calls = new Set<string>();
   for (const m of list) messages.push(...readMessage(m, calls));
+  // Anthropic continues a final assistant message (prefill); the chat layer would start a new turn.
+  const last = list[list.length - 1]!;
+  if (last.raw('role') === 'assistant') {
+    throw new InvalidArgumentError(
+      `'${last.at('role')}' is "assistant": this server does not continue a final assistant message (prefill). End the conversation with a user message.`,
+      last.at('role'),
+    );
+  }
 
   const tools = readTools(f, (t) => {
     const type = t.string('type');

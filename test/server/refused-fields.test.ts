@@ -36,6 +36,11 @@ const REFUSED: Row[] = [
   ['/v1/messages', 'structured output (output_format)', messages({ output_format: { type: 'json_schema', schema: { type: 'object' } } }), 'output_format'],
 ];
 
+/** Requests whose meaning kiln does not implement, though no field names it. */
+const REFUSED_SHAPES: Row[] = [
+  ['/v1/messages', 'prefill (a final assistant message)', messages({ messages: [...USER, { role: 'assistant', content: 'Once upon' }] }), 'messages[1].role'],
+];
+
 /** What clients send that asks for nothing kiln would leave undone. */
 const ACCEPTED: [path: string, body: object][] = [
   ['/v1/chat/completions', chat({
@@ -70,6 +75,14 @@ describe('request fields kiln does not implement', () => {
       expect(json.error.message).toContain(`'${field}' is not supported by this server`);
       if (path !== '/v1/messages') expect(json.error.param).toBe(field);
       else expect(json.error.type).toBe('invalid_request_error');
+    });
+  }
+
+  for (const [path, name, body, field] of REFUSED_SHAPES) {
+    it(`${path}: ${name} is a 400 naming '${field}'`, async () => {
+      const res = await postJson(`${q.s.url}${path}`, body);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toContain(`'${field}'`);
     });
   }
 
