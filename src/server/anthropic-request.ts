@@ -5,7 +5,7 @@
 // a tool_result must answer a tool_use before it, as Anthropic requires; a thinking block whose
 // text the client left out (thinking shown as "omitted") gets it back from kiln's signature.
 import type { ChatMessage, ChatToolCall } from '../chat/messages.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, quote } from '../errors.js';
 import { type ChatRequest, MAX_MESSAGES, MAX_STOP, namedChoice, readFunctionTool, readTools } from './chat-request.js';
 import { fromAnthropicToolId } from './anthropic-tool-ids.js';
 import { type Fields, invalid } from './fields.js';
@@ -119,7 +119,7 @@ function readMessage(m: Fields, calls: Set<string>): ChatMessage[] {
         const id = fromAnthropicToolId(sent);
         if (!calls.has(id)) {
           throw new InvalidArgumentError(
-            `'${b.at('tool_use_id')}' is ${JSON.stringify(sent)}, which no earlier tool_use block has: a tool_result must answer a tool_use. `
+            `'${b.at('tool_use_id')}' is ${quote(sent)}, which no earlier tool_use block has: a tool_result must answer a tool_use. `
               + 'Send the assistant message with that tool_use before its result.',
             b.at('tool_use_id'),
           );

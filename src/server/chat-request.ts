@@ -2,7 +2,7 @@
 // tools (the chat layer's input), the tool choice, limits and sampling. Also the readers for the
 // OpenAI shapes, shared by the routes.
 import type { ChatMessage, ChatToolCall, ToolChoice } from '../chat/messages.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, quote } from '../errors.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import type { OpenAITool } from '../tool-calls/types.js';
 import { type Fields, invalid } from './fields.js';
@@ -73,7 +73,7 @@ export function readOpenAIMessages(f: Fields): ChatMessage[] {
       msg.tool_call_id = m.string('tool_call_id', { required: true });
       if (!calls.has(msg.tool_call_id)) {
         throw new InvalidArgumentError(
-          `'${m.at('tool_call_id')}' is ${JSON.stringify(msg.tool_call_id)}, which no earlier assistant message calls: `
+          `'${m.at('tool_call_id')}' is ${quote(msg.tool_call_id)}, which no earlier assistant message calls: `
             + 'a tool message must answer a tool call. Send the assistant message with that call before its result.',
           m.at('tool_call_id'),
         );

@@ -165,7 +165,7 @@ export class ItemNotFoundError extends KilnError {
   override readonly type = 'invalid_request_error';
   constructor(id: string, param: string) {
     super(
-      `No stored response holds the item '${id}': its response was not stored (store: false) or has been evicted. `
+      `No stored response holds the item ${quote(id)}: its response was not stored (store: false) or has been evicted. `
         + 'Send the item itself instead of a reference to it (clients do when the request says store: false).',
     );
     this.param = param;

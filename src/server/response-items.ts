@@ -17,10 +17,18 @@ export function mintItemId(prefix: ItemPrefix, responseId: string, position: num
   return prefix + responseId.slice(RESPONSE_PREFIX.length) + position.toString(16).padStart(POSITION_DIGITS, '0');
 }
 
-/** The stored output item with this id, or undefined when kiln has none (never stored, evicted, or not kiln's). */
-export function findStoredItem(store: ResponsesStore, id: string): ResponseOutputItem | undefined {
-  const m = ITEM_ID.exec(id);
-  if (m === null || m[1]!.length <= POSITION_DIGITS) return undefined;
-  const stored = store.get(RESPONSE_PREFIX + m[1]!.slice(0, -POSITION_DIGITS));
-  return (stored?.response as ResponseObject | undefined)?.output.find((item) => item.id === id);
+/**
+ * Looks up stored output items by id for one request: the item, or undefined when kiln has none
+ * (never stored, evicted, or not kiln's id). Each response is read from the store once per request
+ * (the store parses its copy on every read, and a client refers to several items of one response).
+ */
+export function storedItems(store: ResponsesStore): (id: string) => ResponseOutputItem | undefined {
+  const outputs = new Map<string, ResponseOutputItem[] | undefined>();
+  return (id) => {
+    const m = ITEM_ID.exec(id);
+    if (m === null || m[1]!.length <= POSITION_DIGITS) return undefined;
+    const responseId = RESPONSE_PREFIX + m[1]!.slice(0, -POSITION_DIGITS);
+    if (!outputs.has(responseId)) outputs.set(responseId, (store.get(responseId)?.response as ResponseObject | undefined)?.output);
+    return outputs.get(responseId)?.find((item) => item.id === id);
+  };
 }

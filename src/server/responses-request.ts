@@ -5,7 +5,7 @@
 // goes first; `instructions` become a system message for this turn only. A function_call_output
 // must answer a call made before it, as OpenAI requires.
 import type { ChatMessage } from '../chat/messages.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, quote } from '../errors.js';
 import { type ChatRequest, MAX_MESSAGES, readFunctionTool, readOpenAIToolChoice, readTextContent, readTools } from './chat-request.js';
 import { ItemNotFoundError } from './errors.js';
 import { Fields, invalid, type JsonObject } from './fields.js';
@@ -123,7 +123,7 @@ class InputTurns {
         const callId = item.string('call_id', { required: true });
         if (!this.calls.has(callId)) {
           throw new InvalidArgumentError(
-            `'${item.at('call_id')}' is ${JSON.stringify(callId)}, which no function_call before it has (in this input or the previous response): `
+            `'${item.at('call_id')}' is ${quote(callId)}, which no function_call before it has (in this input or the previous response): `
               + 'a function_call_output must answer a call. Send the function_call item before its output.',
             item.at('call_id'),
           );

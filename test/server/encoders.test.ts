@@ -7,7 +7,7 @@ import type { GenerationDone, GenerationEvent, StreamEncoder, ToolCallEvent } fr
 import { OpenAIChatEncoder } from '../../src/server/openai-chat-encoder.js';
 import { OpenAICompletionEncoder } from '../../src/server/openai-completion-encoder.js';
 import { ReplyAccumulator } from '../../src/server/reply-accumulator.js';
-import { findStoredItem } from '../../src/server/response-items.js';
+import { storedItems } from '../../src/server/response-items.js';
 import { type ResponseObject, ResponsesEncoder } from '../../src/server/responses-encoder.js';
 import { ResponsesStore } from '../../src/server/responses-store.js';
 import { sealReasoning, unsealReasoning } from '../../src/server/sealed-reasoning.js';
@@ -314,13 +314,14 @@ describe('ResponsesEncoder', () => {
     const ids = e.response.output.map((i) => i.id);
     expect(new Set(ids).size).toBe(3);
     store.set('resp_0123abcd', { response: e.response, conversation: [] });
-    for (const [k, id] of ids.entries()) expect(findStoredItem(store, id)).toBe(e.response.output[k]);
+    const find = storedItems(store);
+    for (const [k, id] of ids.entries()) expect(find(id)).toEqual(e.response.output[k]);
     expect(e.response.output[0]).toMatchObject({ type: 'reasoning', status: 'completed', content: [{ type: 'reasoning_text', text: 'think' }] });
     expect(unsealReasoning((e.response.output[0] as { encrypted_content: string }).encrypted_content)).toBe('think');
-    expect(findStoredItem(store, ids[1]!.slice(0, -1) + '9')).toBeUndefined();
+    expect(find(ids[1]!.slice(0, -1) + '9')).toBeUndefined();
     store.set('resp_1', { response: response(), conversation: [] });
     store.set('resp_2', { response: response(), conversation: [] });
-    expect(findStoredItem(store, ids[1]!)).toBeUndefined();
+    expect(storedItems(store)(ids[1]!)).toBeUndefined();
   });
 });
 

@@ -8,7 +8,7 @@ import { ResponseNotFoundError } from '../errors.js';
 import { Fields } from '../fields.js';
 import { collectGeneration, streamGeneration } from '../generation-reply.js';
 import { mintId, unixSeconds } from '../ids.js';
-import { findStoredItem } from '../response-items.js';
+import { storedItems } from '../response-items.js';
 import { type ResponseObject, ResponsesEncoder } from '../responses-encoder.js';
 import { outputAsMessages, readResponsesRequest } from '../responses-request.js';
 import type { ServerContext } from '../server-context.js';
@@ -31,7 +31,7 @@ export function registerResponses(app: FastifyInstance, ctx: ServerContext): voi
       previous = stored.conversation as ChatMessage[];
     }
     const { chat, conversation } = readResponsesRequest(
-      f, previous, ctx.runtime.info.contextSize, ctx.runtime.tokenizer.vocabSize, (itemId) => findStoredItem(ctx.store, itemId),
+      f, previous, ctx.runtime.info.contextSize, ctx.runtime.tokenizer.vocabSize, storedItems(ctx.store),
     );
     const stream = f.boolean('stream') ?? false;
     const store = f.boolean('store') ?? true;
