@@ -39,25 +39,27 @@ describe('Anthropic agent clients', () => {
   });
   afterAll(async () => q?.s.close());
 
-  it('the SDK tool runner threads its first request; kiln refuses the thread and the runner goes on with the whole conversation', async () => {
-    const log: Exchange[] = [];
-    const recording = new Anthropic({ baseURL: q.s.url, apiKey: 'unused', maxRetries: 0, fetch: recordingFetch(log) });
-    const bash = betaTool({
-      name: 'bash', description: 'Runs a shell command', run: async () => 'a.txt',
-      inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } as const,
+  for (const stream of [false, true]) {
+    it(`the SDK tool runner${stream ? ', streaming,' : ''} threads its first request; kiln refuses the thread and the runner goes on with the whole conversation`, async () => {
+      const log: Exchange[] = [];
+      const recording = new Anthropic({ baseURL: q.s.url, apiKey: 'unused', maxRetries: 0, fetch: recordingFetch(log) });
+      const bash = betaTool({
+        name: 'bash', description: 'Runs a shell command', run: async () => 'a.txt',
+        inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } as const,
+      });
+      q.say(CALL, ANSWER);
+      const final = await recording.beta.messages.toolRunner({ model: M, max_tokens: 500, messages: ASK, tools: [bash], stream });
+      expect(final.content).toMatchObject([{ type: 'text', text: ANSWER }]);
+      expect(log.map((e) => [e.status, e.body.thread ?? null, e.body.stream ?? false])).toEqual([[400, { type: 'create' }, stream], [200, null, stream], [200, null, stream]]);
+      expect(JSON.parse(log[0]!.reply)).toEqual({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: expect.stringContaining('thread'), details: { error_code: 'thread_unsupported_request', unsupported: ['thread'] } },
+      });
+      // Without a thread, each turn carries the whole conversation: the call and its result.
+      expect(log[2]!.body.messages.map((m: Anthropic.MessageParam) => [m.role, typeof m.content === 'string' ? 'text' : m.content.map((b) => b.type)]))
+        .toEqual([['user', 'text'], ['assistant', ['tool_use']], ['user', ['tool_result']]]);
     });
-    q.say(CALL, ANSWER);
-    const final = await recording.beta.messages.toolRunner({ model: M, max_tokens: 500, messages: ASK, tools: [bash] });
-    expect(final.content).toMatchObject([{ type: 'text', text: ANSWER }]);
-    expect(log.map((e) => [e.status, e.body.thread ?? null])).toEqual([[400, { type: 'create' }], [200, null], [200, null]]);
-    expect(JSON.parse(log[0]!.reply)).toEqual({
-      type: 'error',
-      error: { type: 'invalid_request_error', message: expect.stringContaining('thread'), details: { error_code: 'thread_unsupported_request', unsupported: ['thread'] } },
-    });
-    // Without a thread, each turn carries the whole conversation: the call and its result.
-    expect(log[2]!.body.messages.map((m: Anthropic.MessageParam) => [m.role, typeof m.content === 'string' ? 'text' : m.content.map((b) => b.type)]))
-      .toEqual([['user', 'text'], ['assistant', ['tool_use']], ['user', ['tool_result']]]);
-  });
+  }
 
   it('a thread from the SDK\'s thread helper is refused as unsupported: an error by default, the whole conversation with continue_unthreaded', async () => {
     q.say('Hello.');

@@ -7,7 +7,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { ChatOpenAI } from '@langchain/openai';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { Agent, OpenAIResponsesModel, run, tool as agentTool } from '@openai/agents';
-import { generateText, stepCountIs, tool as aiTool } from 'ai';
+import { generateText, stepCountIs, streamText, tool as aiTool } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -64,23 +64,28 @@ describe('Responses input items from agent clients', () => {
     expect(q.assistantTurns(3)).toEqual(q.assistantTurns(1).map((m) => ({ ...m, tool_calls: [expect.anything()] })));
   });
 
-  it('the AI SDK\'s Responses model (item_reference for earlier text and reasoning) runs a tool loop, and its second step is a cache hit', async () => {
-    const log: Exchange[] = [];
-    const provider = createOpenAI({ baseURL: `${q.s.url}/v1`, apiKey: 'unused', fetch: recordingFetch(log) });
-    q.say(THINK_AND_CALL, ANSWER);
-    const result = await generateText({
-      model: provider.responses(M),
-      prompt: ASK,
-      tools: { bash: aiTool({ description: 'Runs a shell command', inputSchema: z.object({ command: z.string() }), execute: async () => 'a.txt' }) },
-      stopWhen: stepCountIs(3),
+  for (const stream of [false, true]) {
+    it(`the AI SDK's Responses model (item_reference for earlier text and reasoning) runs a tool loop${stream ? ', streamed' : ''}, and its second step is a cache hit`, async () => {
+      const log: Exchange[] = [];
+      const provider = createOpenAI({ baseURL: `${q.s.url}/v1`, apiKey: 'unused', fetch: recordingFetch(log) });
+      q.say(THINK_AND_CALL, ANSWER);
+      const options = {
+        model: provider.responses(M),
+        prompt: ASK,
+        tools: { bash: aiTool({ description: 'Runs a shell command', inputSchema: z.object({ command: z.string() }), execute: async () => 'a.txt' }) },
+        stopWhen: stepCountIs(3),
+      };
+      const result = stream ? streamText(options) : await generateText(options);
+      const steps = await result.steps;
+      expect(await result.text).toBe(ANSWER);
+      expect(steps).toHaveLength(2);
+      expect(steps[0]!.toolCalls.map((c) => [c.toolName, c.input])).toEqual([['bash', ARGS]]);
+      expect(log.map((e) => e.body.stream ?? false)).toEqual([stream, stream]);
+      const second = log[1]!.body.input as { type?: string; id?: string }[];
+      expect(second.filter((i) => i.type === 'item_reference').map((i) => i.id!.split('_')[0])).toEqual(['rs', 'msg']);
+      expect(steps[1]!.usage.cachedInputTokens).toBeGreaterThanOrEqual(steps[0]!.usage.inputTokens! + steps[0]!.usage.outputTokens!);
     });
-    expect(result.text).toBe(ANSWER);
-    expect(result.steps).toHaveLength(2);
-    expect(result.steps[0]!.toolCalls.map((c) => [c.toolName, c.input])).toEqual([['bash', ARGS]]);
-    const second = log[1]!.body.input as { type?: string; id?: string }[];
-    expect(second.filter((i) => i.type === 'item_reference').map((i) => i.id!.split('_')[0])).toEqual(['rs', 'msg']);
-    expect(result.steps[1]!.usage.cachedInputTokens).toBeGreaterThanOrEqual(result.steps[0]!.usage.inputTokens! + result.steps[0]!.usage.outputTokens!);
-  });
+  }
 
   it('an item_reference to an item kiln does not hold is a 400 that names it and says what to send', async () => {
     const small = await forcedServer('qwen3.jinja', { responsesStoreSize: 1 });
@@ -109,21 +114,31 @@ describe('Responses input items from agent clients', () => {
     }
   });
 
-  it('the Agents SDK sends kiln\'s reasoning item back and it reaches the template as the turn\'s reasoning', async () => {
-    const log: Exchange[] = [];
-    const openai = new OpenAI({ baseURL: `${q.s.url}/v1`, apiKey: 'unused', maxRetries: 0, fetch: recordingFetch(log) });
-    const bash = agentTool({
-      name: 'bash', description: 'Runs a shell command', parameters: z.object({ command: z.string() }), execute: async () => 'a.txt',
+  for (const stream of [false, true]) {
+    it(`the Agents SDK${stream ? ', streaming,' : ''} sends kiln's reasoning item back and it reaches the template as the turn's reasoning`, async () => {
+      const log: Exchange[] = [];
+      const openai = new OpenAI({ baseURL: `${q.s.url}/v1`, apiKey: 'unused', maxRetries: 0, fetch: recordingFetch(log) });
+      const bash = agentTool({
+        name: 'bash', description: 'Runs a shell command', parameters: z.object({ command: z.string() }), execute: async () => 'a.txt',
+      });
+      const agent = new Agent({ name: 'shell', instructions: 'You run commands.', model: new OpenAIResponsesModel(openai, M), tools: [bash] });
+      const before = q.seen.length;
+      q.say(THINK_AND_CALL, ANSWER);
+      let output: unknown;
+      if (stream) {
+        const result = await run(agent, ASK, { stream: true });
+        await result.completed;
+        output = result.finalOutput;
+      } else {
+        output = (await run(agent, ASK)).finalOutput;
+      }
+      expect(output).toBe(ANSWER);
+      expect(log.map((e) => e.body.stream ?? false)).toEqual([stream, stream]);
+      const sent = (log[1]!.body.input as { type?: string }[]).find((i) => i.type === 'reasoning');
+      expect(sent).toMatchObject({ type: 'reasoning', content: [{ type: 'reasoning_text', text: SENT_REASONING }] });
+      expect(q.assistantTurns(before + 1)).toMatchObject([{ content: SENT_TEXT, reasoning_content: SENT_REASONING }]);
     });
-    const agent = new Agent({ name: 'shell', instructions: 'You run commands.', model: new OpenAIResponsesModel(openai, M), tools: [bash] });
-    const before = q.seen.length;
-    q.say(THINK_AND_CALL, ANSWER);
-    const result = await run(agent, ASK);
-    expect(result.finalOutput).toBe(ANSWER);
-    const sent = (log[1]!.body.input as { type?: string }[]).find((i) => i.type === 'reasoning');
-    expect(sent).toMatchObject({ type: 'reasoning', content: [{ type: 'reasoning_text', text: SENT_REASONING }] });
-    expect(q.assistantTurns(before + 1)).toMatchObject([{ content: SENT_TEXT, reasoning_content: SENT_REASONING }]);
-  });
+  }
 
   it('LangChain (ChatOpenAI on the Responses API, streaming) sends kiln\'s items back, reasoning included, and the loop continues', async () => {
     const log: Exchange[] = [];
