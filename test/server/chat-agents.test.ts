@@ -1,15 +1,20 @@
-// /v1/chat/completions as agent clients drive it: a streamed tool call opens with the role chunk
-// OpenAI sends (content null, so the AI SDK opens no empty text part), a tool message must answer
-// a call, and reasoning effort "none" turns the template's thinking off. The tiny Qwen3 model
+// /v1/chat/completions as agent clients drive it (the AI SDK, LangChain, the Agents SDK): a
+// streamed tool call opens with the role chunk OpenAI sends (content null, so the AI SDK opens no
+// empty text part), a tool message must answer a call, and reasoning effort "none" turns the
+// template's thinking off. The tiny Qwen3 model
 // writes scripted replies (forced-replies.ts) under the Qwen3 template.
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { AIMessageChunk, BaseMessageLike } from '@langchain/core/messages';
+import { tool as langchainTool } from '@langchain/core/tools';
+import { ChatOpenAI } from '@langchain/openai';
+import { Agent, OpenAIChatCompletionsModel, run, tool as agentTool } from '@openai/agents';
 import { type LanguageModel, streamText, tool as aiTool } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ForcedServer, forcedServer, QWEN_ID as M } from './forced-replies.js';
-import { parseSse, postJson } from './helpers.js';
+import { type Exchange, parseSse, postJson, recordingFetch } from './helpers.js';
 
 const ARGS = { command: 'ls -la ~/tmp/' };
 const CALL = `<tool_call>\n{"name": "bash", "arguments": ${JSON.stringify(ARGS)}}\n</tool_call>`;
@@ -57,6 +62,35 @@ describe('chat completions for agent clients', () => {
       expect((await result.toolCalls).map((c) => [c.toolName, c.input])).toEqual([['bash', ARGS]]);
       expect((await result.content).map((c) => c.type)).toEqual(['tool-call']);
     }
+  });
+
+  it('LangChain\'s ChatOpenAI and the Agents SDK\'s chat completions model run a streamed tool loop', async () => {
+    const log: Exchange[] = [];
+    const model = new ChatOpenAI({ model: M, apiKey: 'unused', maxRetries: 0, configuration: { baseURL: `${q.s.url}/v1`, fetch: recordingFetch(log) } })
+      .bindTools([langchainTool(async () => 'a.txt', { name: 'bash', description: 'Runs a shell command', schema: z.object({ command: z.string() }) })]);
+    // stream() rather than invoke() with streaming: true, which counts tokens with a tokenizer it downloads.
+    const streamed = async (messages: BaseMessageLike[]) => {
+      let message: AIMessageChunk | undefined;
+      for await (const chunk of await model.stream(messages)) message = message === undefined ? chunk : message.concat(chunk);
+      return message!;
+    };
+    q.say(CALL, 'Found a.txt.');
+    const ask = { role: 'user', content: ASK };
+    const reply = await streamed([ask]);
+    expect(reply.tool_calls!.map((c) => [c.name, c.args])).toEqual([['bash', ARGS]]);
+    expect(reply.content).toBe('');
+    const answer = await streamed([ask, reply, { role: 'tool', content: 'a.txt', tool_call_id: reply.tool_calls![0]!.id! }]);
+    expect(answer.content).toBe('Found a.txt.');
+    expect(log.map((e) => [e.status, e.body.stream])).toEqual([[200, true], [200, true]]);
+
+    const openai = new OpenAI({ baseURL: `${q.s.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const bash = agentTool({ name: 'bash', description: 'Runs a shell command', parameters: z.object({ command: z.string() }), execute: async () => 'a.txt' });
+    const agent = new Agent({ name: 'shell', model: new OpenAIChatCompletionsModel(openai, M), tools: [bash] });
+    q.say(CALL, 'Found a.txt.');
+    const result = await run(agent, ASK, { stream: true });
+    for await (const _ of result.toStream());
+    await result.completed;
+    expect(result.finalOutput).toBe('Found a.txt.');
   });
 
   it('a tool message that answers no call is a 400 naming its tool_call_id', async () => {

@@ -127,6 +127,7 @@ describe('Responses input items from agent clients', () => {
       let output: unknown;
       if (stream) {
         const result = await run(agent, ASK, { stream: true });
+        for await (const _ of result.toStream());
         await result.completed;
         output = result.finalOutput;
       } else {
