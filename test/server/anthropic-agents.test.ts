@@ -140,6 +140,7 @@ describe('Anthropic agent clients', () => {
       prompt: 'List my tmp folder.',
       tools: { bash: aiTool({ description: 'Runs a shell command', inputSchema: z.object({ command: z.string() }), execute: async () => 'a.txt' }) },
       providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } },
+      maxOutputTokens: 500,
       stopWhen: stepCountIs(3),
     });
     expect(await result.text).toBe(ANSWER);

@@ -93,6 +93,19 @@ describe('chat completions for agent clients', () => {
     expect(result.finalOutput).toBe('Found a.txt.');
   });
 
+  it('the openai client\'s runTools helper runs a tool loop, streamed and not', async () => {
+    const body = {
+      model: M, messages: [{ role: 'user' as const, content: ASK }],
+      tools: [{ type: 'function' as const, function: { ...TOOLS[0]!.function, parse: JSON.parse, function: async (args: typeof ARGS) => (args.command === ARGS.command ? 'a.txt' : 'wrong') } }],
+    };
+    for (const stream of [false, true]) {
+      q.say(CALL, 'Found a.txt.');
+      const runner = stream ? client.chat.completions.runTools({ ...body, stream: true }) : client.chat.completions.runTools(body);
+      expect(await runner.finalContent()).toBe('Found a.txt.');
+      expect((await runner.allChatCompletions()).map((c) => c.choices[0]!.finish_reason)).toEqual(['tool_calls', 'stop']);
+    }
+  });
+
   it('a tool message that answers no call is a 400 naming its tool_call_id', async () => {
     const err = await client.chat.completions.create({
       model: M,
