@@ -10,7 +10,14 @@
 // closed when the next block starts and does not count toward stop_reason "tool_use". Text that
 // is only whitespace opens no block. The encoder also records the blocks, which is the
 // non-streaming response body.
+//
+// Tool ids go out as `toolu_` ids (anthropic-tool-ids.ts). A thinking block ends with a
+// signature_delta, as Anthropic's do, and the non-streaming block carries the same signature: the
+// block's text, sealed (sealed-reasoning.ts), so the thinking comes back whole even from a client
+// that kept only the signature; with thinking shown "omitted" that is all the client gets.
 import type { ToolCallLogger } from '../tool-calls/types.js';
+import { toAnthropicToolId } from './anthropic-tool-ids.js';
+import { sealReasoning } from './sealed-reasoning.js';
 import { type GenerationDone, type GenerationEvent, type GenerationStart, type StreamEncoder, type ToolCallEvent, sseEvent } from './generation-events.js';
 
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
@@ -25,6 +32,8 @@ export interface AnthropicEncoderOptions {
   model: string;
   logger: ToolCallLogger;
   requestId?: string;
+  /** `thinking.display: "omitted"`: thinking blocks carry no text, only the signature. */
+  omitThinking?: boolean;
 }
 
 interface OpenBlock {
@@ -37,6 +46,8 @@ interface OpenBlock {
   ended: boolean;
   closed: boolean;
   text: string;
+  /** A thinking block's, once it is closed. */
+  signature: string;
 }
 
 export function anthropicUsage(start: GenerationStart, outputTokens: number): object {
@@ -122,8 +133,8 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
     const content: AnthropicBlock[] = [];
     for (const b of this.blocks) {
       if (b.kind === 'text') content.push({ type: 'text', text: b.text });
-      else if (b.kind === 'thinking') content.push({ type: 'thinking', thinking: b.text, signature: '' });
-      else if (b.ended) content.push({ type: 'tool_use', id: b.id, name: b.name, input: parseInput(b.args) });
+      else if (b.kind === 'thinking') content.push({ type: 'thinking', thinking: this.opts.omitThinking ? '' : b.text, signature: b.signature });
+      else if (b.ended) content.push({ type: 'tool_use', id: toAnthropicToolId(b.id), name: b.name, input: parseInput(b.args) });
     }
     return { content, stopReason: this.stopReason, stopSequence: this.stopSequence };
   }
@@ -175,13 +186,13 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
     let out = '';
     if (kind !== 'text') this.pendingSpace = '';
     if (this.current !== null) out += this.close(this.current);
-    const block: OpenBlock = { index: this.blocks.length, kind, call, id, name, args: '', ended: false, closed: false, text: '' };
+    const block: OpenBlock = { index: this.blocks.length, kind, call, id, name, args: '', ended: false, closed: false, text: '', signature: '' };
     this.blocks.push(block);
     this.current = block;
     let start: object;
     if (kind === 'tool') {
       this.byCall.set(call, block);
-      start = { type: 'tool_use', id, name, input: {} };
+      start = { type: 'tool_use', id: toAnthropicToolId(id), name, input: {} };
     } else {
       start = kind === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' };
     }
@@ -206,6 +217,7 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
       delta = { type: 'input_json_delta', partial_json: text };
     } else {
       block.text += text;
+      if (block.kind === 'thinking' && this.opts.omitThinking) return '';
       delta = block.kind === 'text' ? { type: 'text_delta', text } : { type: 'thinking_delta', thinking: text };
     }
     return sseEvent('content_block_delta', JSON.stringify({ type: 'content_block_delta', index: block.index, delta }));
@@ -215,7 +227,13 @@ export class AnthropicMessagesEncoder implements StreamEncoder {
     if (block.closed) return '';
     block.closed = true;
     if (this.current === block) this.current = null;
-    return sseEvent('content_block_stop', `{"type":"content_block_stop","index":${block.index}}`);
+    let out = '';
+    if (block.kind === 'thinking') {
+      block.signature = sealReasoning(block.text);
+      const delta = { type: 'content_block_delta', index: block.index, delta: { type: 'signature_delta', signature: block.signature } };
+      out = sseEvent('content_block_delta', JSON.stringify(delta));
+    }
+    return out + sseEvent('content_block_stop', `{"type":"content_block_stop","index":${block.index}}`);
   }
 }
 

@@ -2,7 +2,7 @@
 // tools (the chat layer's input), the tool choice, limits and sampling. Also the readers for the
 // OpenAI shapes, shared by the routes.
 import type { ChatMessage, ChatToolCall, ToolChoice } from '../chat/messages.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, quote } from '../errors.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import type { OpenAITool } from '../tool-calls/types.js';
 import { type Fields, invalid } from './fields.js';
@@ -52,8 +52,10 @@ export function readTextContent(f: Fields, key: string, opts: { allowNull: boole
   return text;
 }
 
+/** The request's messages; a tool message must answer a call of an earlier assistant message, as OpenAI requires. */
 export function readOpenAIMessages(f: Fields): ChatMessage[] {
   const list = f.objects('messages', { required: true, nonEmpty: true, max: MAX_MESSAGES })!;
+  const calls = new Set<string>();
   return list.map((m) => {
     const role = m.oneOf('role', ROLES);
     if (role === undefined) throw new InvalidArgumentError(`'${m.at('role')}' is required: one of ${ROLES.join(', ')}.`, m.at('role'));
@@ -61,12 +63,22 @@ export function readOpenAIMessages(f: Fields): ChatMessage[] {
     const name = m.string('name');
     if (name !== undefined) msg.name = name;
     if (role === 'assistant') {
-      const calls = m.objects('tool_calls', { max: MAX_TOOLS });
-      if (calls !== undefined && calls.length > 0) msg.tool_calls = calls.map(readToolCall);
+      const toolCalls = m.objects('tool_calls', { max: MAX_TOOLS });
+      if (toolCalls !== undefined && toolCalls.length > 0) msg.tool_calls = toolCalls.map(readToolCall);
+      for (const c of msg.tool_calls ?? []) calls.add(c.id);
       const reasoning = m.string('reasoning_content') ?? m.string('reasoning');
       if (reasoning !== undefined) msg.reasoning_content = reasoning;
     }
-    if (role === 'tool') msg.tool_call_id = m.string('tool_call_id', { required: true });
+    if (role === 'tool') {
+      msg.tool_call_id = m.string('tool_call_id', { required: true });
+      if (!calls.has(msg.tool_call_id)) {
+        throw new InvalidArgumentError(
+          `'${m.at('tool_call_id')}' is ${quote(msg.tool_call_id)}, which no earlier assistant message calls: `
+            + 'a tool message must answer a tool call. Send the assistant message with that call before its result.',
+          m.at('tool_call_id'),
+        );
+      }
+    }
     return msg;
   });
 }

@@ -12,7 +12,8 @@ export interface OpenAIErrorBody {
 
 export interface AnthropicErrorBody {
   type: 'error';
-  error: { type: string; message: string };
+  /** `details` (its `error_code` and more) for the errors whose KilnError carries them. */
+  error: { type: string; message: string; details?: object };
 }
 
 class InternalError extends KilnError {
@@ -42,7 +43,10 @@ export function openAIErrorBody(err: KilnError): OpenAIErrorBody {
 }
 
 export function anthropicErrorBody(err: KilnError): AnthropicErrorBody {
-  return { type: 'error', error: { type: anthropicErrorType(err.status), message: err.message } };
+  const body: AnthropicErrorBody = { type: 'error', error: { type: anthropicErrorType(err.status), message: err.message } };
+  const details = (err as { details?: unknown }).details;
+  if (typeof details === 'object' && details !== null) body.error.details = details;
+  return body;
 }
 
 export function errorBody(protocol: Protocol, err: KilnError): OpenAIErrorBody | AnthropicErrorBody {

@@ -157,3 +157,32 @@ export class BodyTooDeepError extends KilnError {
     super(`The request body is nested deeper than ${limit} levels of arrays and objects. Send flatter JSON.`);
   }
 }
+
+/** An `item_reference` to an item kiln does not hold: not produced here, not stored, or evicted. */
+export class ItemNotFoundError extends KilnError {
+  readonly code = 'item_not_found';
+  override readonly status = 400;
+  override readonly type = 'invalid_request_error';
+  constructor(id: string, param: string) {
+    super(
+      `No stored response holds the item ${quote(id)}: its response was not stored (store: false) or has been evicted. `
+        + 'Send the item itself instead of a reference to it (clients do when the request says store: false).',
+    );
+    this.param = param;
+  }
+}
+
+/**
+ * An Anthropic request with `thread` (message threads): kiln keeps no threads. The details are
+ * what the SDK's thread helper reads to send the turn again with the whole conversation.
+ */
+export class ThreadUnsupportedError extends KilnError {
+  readonly code = 'thread_unsupported_request';
+  override readonly status = 400;
+  override readonly type = 'invalid_request_error';
+  override param = 'thread';
+  readonly details = { error_code: 'thread_unsupported_request', unsupported: ['thread'] };
+  constructor() {
+    super('This server does not keep message threads: send the whole conversation in `messages`, without `thread`.');
+  }
+}

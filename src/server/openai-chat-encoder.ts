@@ -1,6 +1,8 @@
 // The OpenAI Chat Completions streaming encoder: events -> `chat.completion.chunk` SSE frames, as
-// OpenAI documents them. The role chunk opens; content, reasoning_content and tool_calls deltas
-// follow (a call's first delta carries its id, type and name with empty arguments, then argument
+// OpenAI documents them. The role chunk opens, with the first event, since its `content` says what
+// kind of reply follows: "" before text, null before reasoning or a tool call (as OpenAI sends it; a
+// "" there makes clients such as the AI SDK open an empty text part). Content, reasoning_content and
+// tool_calls deltas follow (a call's first delta carries its id, type and name with empty arguments, then argument
 // fragments); the last choice chunk carries finish_reason, then an optional usage chunk, then
 // `data: [DONE]`. With logprobs, each chunk carries the entries of the tokens sampled since the
 // previous chunk (every generated token has one, reasoning and tool-call text included).
@@ -50,6 +52,7 @@ export class OpenAIChatEncoder implements StreamEncoder {
   private readonly head: string;
   private readonly usageNull: string;
   private callsEnded = 0;
+  private roleSent = false;
   /** Log-probabilities of tokens sampled since the last chunk. */
   private logprobs: TokenLogprob[] = [];
 
@@ -58,8 +61,9 @@ export class OpenAIChatEncoder implements StreamEncoder {
     this.usageNull = opts.includeUsage ? ',"usage":null' : '';
   }
 
+  /** Nothing yet: the role chunk goes out with the first event (see the header). */
   open(_start: GenerationStart): string {
-    return this.chunk('{"role":"assistant","content":""}');
+    return '';
   }
 
   push(ev: GenerationEvent): string {
@@ -68,11 +72,11 @@ export class OpenAIChatEncoder implements StreamEncoder {
         this.logprobs.push(ev.logprob);
         return '';
       case 'content':
-        return this.chunk(`{"content":${JSON.stringify(ev.text)}}`);
+        return this.role(true) + this.chunk(`{"content":${JSON.stringify(ev.text)}}`);
       case 'reasoning':
-        return this.chunk(`{"reasoning_content":${JSON.stringify(ev.text)}}`);
+        return this.role(false) + this.chunk(`{"reasoning_content":${JSON.stringify(ev.text)}}`);
       case 'tool_call_start':
-        return this.chunk(
+        return this.role(false) + this.chunk(
           `{"tool_calls":[{"index":${ev.index},"id":${JSON.stringify(ev.id)},"type":"function","function":{"name":${JSON.stringify(ev.name)},"arguments":""}}]}`,
         );
       case 'tool_call_arguments':
@@ -85,13 +89,20 @@ export class OpenAIChatEncoder implements StreamEncoder {
 
   finish(done: GenerationDone): string {
     const reason = openAIFinishReason(done, this.callsEnded);
-    let out = sseData(`${this.head}[{"index":0,"delta":{},"logprobs":${this.takeLogprobs()},"finish_reason":"${reason}"}]${this.usageNull}}`);
+    let out = this.role(true) + sseData(`${this.head}[{"index":0,"delta":{},"logprobs":${this.takeLogprobs()},"finish_reason":"${reason}"}]${this.usageNull}}`);
     if (this.usageNull) out += sseData(`${this.head}[],"usage":${JSON.stringify(openAIUsage(done.usage))}}`);
     return out + 'data: [DONE]\n\n';
   }
 
   error(body: object): string {
     return sseData(JSON.stringify(body)) + 'data: [DONE]\n\n';
+  }
+
+  /** The role chunk, once; `text` says whether the reply opens with text. */
+  private role(text: boolean): string {
+    if (this.roleSent) return '';
+    this.roleSent = true;
+    return sseData(`${this.head}[{"index":0,"delta":{"role":"assistant","content":${text ? '""' : 'null'}},"logprobs":null,"finish_reason":null}]${this.usageNull}}`);
   }
 
   private chunk(delta: string): string {

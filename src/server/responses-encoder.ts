@@ -2,13 +2,17 @@
 // one output item per message segment, reasoning segment and call (output_item.added, its content
 // part and deltas, the .done events, output_item.done), then response.completed (or
 // response.incomplete when the token limit cut it). Every event carries a sequence_number. Item
-// ids are minted once, when the item is added; whitespace alone opens no message item; the items recorded here are exactly the ones
-// streamed, in order, and become the response object (and what the store keeps). A call that
-// started but was never confirmed is closed as `incomplete`.
+// ids are minted once, when the item is added, and name the response (see response-items.ts);
+// whitespace alone opens no message item; the items recorded here are exactly the ones streamed,
+// in order, and become the response object (and what the store keeps). A call that started but
+// was never confirmed is closed as `incomplete`, and so is the item the token limit cut. Reasoning
+// items carry their text as `reasoning_text` content (OpenAI's shape for a model's raw reasoning),
+// and sealed in `encrypted_content` when the request includes it.
 import type { Usage } from '../generate/generate.js';
 import type { ToolCallLogger } from '../tool-calls/types.js';
 import { type GenerationDone, type GenerationEvent, type GenerationStart, type StreamEncoder, sseEvent } from './generation-events.js';
-import { mintId } from './ids.js';
+import { type ItemPrefix, mintItemId } from './response-items.js';
+import { sealReasoning } from './sealed-reasoning.js';
 
 export type ResponseItemStatus = 'in_progress' | 'completed' | 'incomplete';
 
@@ -20,7 +24,14 @@ export type ResponseOutputItem =
       role: 'assistant';
       content: { type: 'output_text'; text: string; annotations: []; logprobs: [] }[];
     }
-  | { id: string; type: 'reasoning'; status: ResponseItemStatus; summary: []; content: { type: 'reasoning_text'; text: string }[] }
+  | {
+      id: string;
+      type: 'reasoning';
+      status: ResponseItemStatus;
+      summary: [];
+      content: { type: 'reasoning_text'; text: string }[];
+      encrypted_content?: string;
+    }
   | { id: string; type: 'function_call'; status: ResponseItemStatus; call_id: string; name: string; arguments: string };
 
 /** The response object with everything but status, output and usage (echoed request fields). */
@@ -53,6 +64,12 @@ interface Current {
   call: number;
 }
 
+export interface ResponsesEncoderOptions {
+  requestId?: string;
+  /** `include: ["reasoning.encrypted_content"]`: reasoning items carry their text sealed too. */
+  sealReasoning?: boolean;
+}
+
 export class ResponsesEncoder implements StreamEncoder {
   private seq = 0;
   private current: Current | null = null;
@@ -63,7 +80,7 @@ export class ResponsesEncoder implements StreamEncoder {
   constructor(
     readonly response: ResponseObject,
     private readonly logger: ToolCallLogger,
-    private readonly requestId?: string,
+    private readonly opts: ResponsesEncoderOptions = {},
   ) {}
 
   open(_start: GenerationStart): string {
@@ -101,7 +118,7 @@ export class ResponsesEncoder implements StreamEncoder {
       case 'tool_call_start': {
         if (this.calls.has(ev.index)) return '';
         const item: ResponseOutputItem = {
-          id: mintId('fc_'), type: 'function_call', status: 'in_progress', call_id: ev.id, name: ev.name, arguments: '',
+          id: this.itemId('fc_'), type: 'function_call', status: 'in_progress', call_id: ev.id, name: ev.name, arguments: '',
         };
         return this.begin(item, ev.index);
       }
@@ -112,7 +129,7 @@ export class ResponsesEncoder implements StreamEncoder {
           if (!this.warned.has(ev.index)) {
             this.warned.add(ev.index);
             this.logger.warn('tool-call argument text arrived after its item was done; it is not sent', {
-              requestId: this.requestId, index: ev.index, name: cur.item.name,
+              requestId: this.opts.requestId, index: ev.index, name: cur.item.name,
             });
           }
           return '';
@@ -129,8 +146,8 @@ export class ResponsesEncoder implements StreamEncoder {
   }
 
   finish(done: GenerationDone): string {
-    let out = this.current ? this.close(this.current, false) : '';
     const cut = done.finishReason === 'length';
+    let out = this.current ? this.close(this.current, false, cut) : '';
     this.response.status = cut ? 'incomplete' : 'completed';
     this.response.incomplete_details = cut ? { reason: 'max_output_tokens' } : null;
     this.response.usage = responsesUsage(done.usage);
@@ -151,11 +168,16 @@ export class ResponsesEncoder implements StreamEncoder {
   }
 
   private messageItem(): ResponseOutputItem {
-    return { id: mintId('msg_'), type: 'message', status: 'in_progress', role: 'assistant', content: [] };
+    return { id: this.itemId('msg_'), type: 'message', status: 'in_progress', role: 'assistant', content: [] };
   }
 
   private reasoningItem(): ResponseOutputItem {
-    return { id: mintId('rs_'), type: 'reasoning', status: 'in_progress', summary: [], content: [] };
+    return { id: this.itemId('rs_'), type: 'reasoning', status: 'in_progress', summary: [], content: [] };
+  }
+
+  /** The id of the item about to be added. */
+  private itemId(prefix: ItemPrefix): string {
+    return mintItemId(prefix, this.response.id, this.response.output.length);
   }
 
   private begin(item: ResponseOutputItem, call: number): string {
@@ -181,10 +203,11 @@ export class ResponsesEncoder implements StreamEncoder {
   }
 
   /**
-   * Closes an item. A message or reasoning segment completes; a call completes only when
-   * `confirmed` (tool_call_end): anything else closing it means it never will be.
+   * Closes an item. A message or reasoning segment completes, unless the token limit `cut` it; a
+   * call completes only when `confirmed` (tool_call_end): anything else closing it means it never
+   * will be.
    */
-  private close(cur: Current, confirmed: boolean): string {
+  private close(cur: Current, confirmed: boolean, cut = false): string {
     const { item, outputIndex } = cur;
     if (this.current === cur) this.current = null;
     let out = '';
@@ -192,12 +215,13 @@ export class ResponsesEncoder implements StreamEncoder {
       const part = item.content[0]!;
       out += this.event('response.output_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: part.text, logprobs: [] });
       out += this.event('response.content_part.done', { item_id: item.id, output_index: outputIndex, content_index: 0, part: { ...part } });
-      item.status = 'completed';
+      item.status = cut ? 'incomplete' : 'completed';
     } else if (item.type === 'reasoning') {
       const part = item.content[0]!;
       out += this.event('response.reasoning_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: part.text });
       out += this.event('response.content_part.done', { item_id: item.id, output_index: outputIndex, content_index: 0, part: { ...part } });
-      item.status = 'completed';
+      item.status = cut ? 'incomplete' : 'completed';
+      if (this.opts.sealReasoning) item.encrypted_content = sealReasoning(part.text);
     } else {
       item.status = confirmed ? 'completed' : 'incomplete';
       if (confirmed) {

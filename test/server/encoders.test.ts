@@ -7,7 +7,11 @@ import type { GenerationDone, GenerationEvent, StreamEncoder, ToolCallEvent } fr
 import { OpenAIChatEncoder } from '../../src/server/openai-chat-encoder.js';
 import { OpenAICompletionEncoder } from '../../src/server/openai-completion-encoder.js';
 import { ReplyAccumulator } from '../../src/server/reply-accumulator.js';
+import { storedItems } from '../../src/server/response-items.js';
 import { type ResponseObject, ResponsesEncoder } from '../../src/server/responses-encoder.js';
+import { ResponsesStore } from '../../src/server/responses-store.js';
+import { sealReasoning, unsealReasoning } from '../../src/server/sealed-reasoning.js';
+import { fromAnthropicToolId, toAnthropicToolId } from '../../src/server/anthropic-tool-ids.js';
 import { parseSse } from './helpers.js';
 
 const DONE: GenerationDone = { finishReason: 'stop', usage: { promptTokens: 10, completionTokens: 7, cachedTokens: 4 } };
@@ -36,13 +40,16 @@ function silentLogger(warnings: string[] = []) {
 describe('OpenAIChatEncoder', () => {
   const opts = { id: 'chatcmpl-1', model: 'm', created: 5, includeUsage: false };
 
+  const deltasOf = (events: GenerationEvent[]) =>
+    json(frames(new OpenAIChatEncoder(opts), events).join('')).filter((e) => e.data !== '[DONE]').map((e) => e.data.choices[0].delta);
+
   it('streams role, content, reasoning and tool calls as OpenAI documents them', () => {
     const out = json(frames(new OpenAIChatEncoder(opts), [
       { type: 'reasoning', text: 'hmm' }, content('Hi'), start(0, 'bash', 'call_x'), args(0, '{"a"'), args(0, ':1}'), end(0),
     ]).join(''));
     const deltas = out.filter((e) => e.data !== '[DONE]').map((e) => e.data.choices[0].delta);
     expect(deltas).toEqual([
-      { role: 'assistant', content: '' },
+      { role: 'assistant', content: null },
       { reasoning_content: 'hmm' },
       { content: 'Hi' },
       { tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'bash', arguments: '' } }] },
@@ -57,6 +64,16 @@ describe('OpenAIChatEncoder', () => {
       expect(e.data).toMatchObject({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 5, model: 'm' });
       expect('usage' in e.data).toBe(false);
     }
+  });
+
+  // OpenAI's stream: `"content": ""` in the role chunk of a text reply, null in that of a tool call.
+  it('opens a tool-call reply with content null and a text reply (or an empty one) with ""', () => {
+    expect(deltasOf([start(0, 'bash', 'call_x'), args(0, '{}'), end(0)]).slice(0, 2)).toEqual([
+      { role: 'assistant', content: null },
+      { tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'bash', arguments: '' } }] },
+    ]);
+    expect(deltasOf([content('Hi')])).toEqual([{ role: 'assistant', content: '' }, { content: 'Hi' }, {}]);
+    expect(deltasOf([])).toEqual([{ role: 'assistant', content: '' }, {}]);
   });
 
   it('puts each token\'s logprobs on the next chunk, and what is left on the finish chunk', () => {
@@ -135,7 +152,7 @@ describe('AnthropicMessagesEncoder', () => {
     expect(pushes[4]![0]!.data.index).toBe(1);
     expect(pushes[1]!.map((x) => x.data)).toEqual([
       { type: 'content_block_stop', index: 0 },
-      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'call_0', name: 'ls', input: {} } },
+      { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_call_0', name: 'ls', input: {} } },
     ]);
     expect(pushes[2]![0]!.data.delta).toEqual({ type: 'input_json_delta', partial_json: '{"p":' });
     expect(pushes[7]!.map((x) => x.data)).toEqual([{ type: 'content_block_stop', index: 2 }]);
@@ -144,8 +161,8 @@ describe('AnthropicMessagesEncoder', () => {
     expect(tail[0]!.data.delta.stop_reason).toBe('tool_use');
     expect(e.result.content).toEqual([
       { type: 'text', text: 'Let me look.' },
-      { type: 'tool_use', id: 'call_0', name: 'ls', input: { p: '/' } },
-      { type: 'tool_use', id: 'call_1', name: 'cat', input: { f: 1 } },
+      { type: 'tool_use', id: 'toolu_call_0', name: 'ls', input: { p: '/' } },
+      { type: 'tool_use', id: 'toolu_call_1', name: 'cat', input: { f: 1 } },
     ]);
   });
 
@@ -171,7 +188,7 @@ describe('AnthropicMessagesEncoder', () => {
       ['message_delta', null, null],
       ['message_stop', null, null],
     ]);
-    expect(e.result.content[0]).toEqual({ type: 'tool_use', id: 'call_0', name: 'now', input: {} });
+    expect(e.result.content[0]).toEqual({ type: 'tool_use', id: 'toolu_call_0', name: 'now', input: {} });
   });
 
   it('lets explicit {} go early', () => {
@@ -212,10 +229,33 @@ describe('AnthropicMessagesEncoder', () => {
     expect(e.result.content.at(-1)).toEqual({ type: 'text', text: '\nok' });
   });
 
-  it('streams reasoning as a thinking block', () => {
-    const out = json(frames(enc(), [{ type: 'reasoning', text: 'hmm' }, content('ok')]).join(''));
+  // Anthropic's streaming reference: a thinking block's signature arrives in a signature_delta
+  // just before its content_block_stop.
+  it('streams reasoning as a thinking block that ends with a signature_delta, the signature of the finished block', () => {
+    const e = enc();
+    const out = json(frames(e, [{ type: 'reasoning', text: 'hm' }, { type: 'reasoning', text: 'm' }, content('ok')]).join(''));
+    expect(out.slice(2, 7).map((x) => [x.event, x.data.index ?? null, x.data.delta?.type ?? null])).toEqual([
+      ['content_block_start', 0, null],
+      ['content_block_delta', 0, 'thinking_delta'],
+      ['content_block_delta', 0, 'thinking_delta'],
+      ['content_block_delta', 0, 'signature_delta'],
+      ['content_block_stop', 0, null],
+    ]);
     expect(out[2]!.data.content_block).toEqual({ type: 'thinking', thinking: '', signature: '' });
-    expect(out[3]!.data.delta).toEqual({ type: 'thinking_delta', thinking: 'hmm' });
+    const signature = out[5]!.data.delta.signature;
+    expect(signature).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    expect(unsealReasoning(signature)).toBe('hmm');
+    expect(e.result.content[0]).toEqual({ type: 'thinking', thinking: 'hmm', signature });
+  });
+
+  it('sends thinking shown "omitted" as a block with no text and the signature that holds it', () => {
+    const e = new AnthropicMessagesEncoder({ id: 'msg_1', model: 'm', logger: silentLogger(), omitThinking: true });
+    const out = json(frames(e, [{ type: 'reasoning', text: 'secret plan' }, content('ok')]).join(''));
+    const thinking = out.filter((x) => x.data.index === 0);
+    expect(thinking.map((x) => x.data.delta?.type ?? x.event)).toEqual(['content_block_start', 'signature_delta', 'content_block_stop']);
+    expect(JSON.stringify(out)).not.toContain('secret plan');
+    expect(e.result.content[0]).toMatchObject({ type: 'thinking', thinking: '' });
+    expect(unsealReasoning((e.result.content[0] as { signature: string }).signature)).toBe('secret plan');
   });
 });
 
@@ -255,15 +295,53 @@ describe('ResponsesEncoder', () => {
     expect(e.response.output.map((i) => i.type)).toEqual(['function_call']);
   });
 
-  it('closes an unconfirmed call as incomplete, and ends with response.incomplete at the token limit', () => {
+  // OpenAI's reference: an item's status is "incomplete" when the response was cut off.
+  it('closes an unconfirmed call, and the item the token limit cut, as incomplete, and ends with response.incomplete', () => {
     const e = new ResponsesEncoder(response(), silentLogger());
     const out = json(frames(e, [start(0, 'ls'), args(0, '{"p"'), content('<tool_call>')], { ...DONE, finishReason: 'length' }).join(''));
     const doneItems = out.filter((x) => x.event === 'response.output_item.done').map((x) => x.data.item);
-    expect(doneItems.map((i: any) => [i.type, i.status])).toEqual([['function_call', 'incomplete'], ['message', 'completed']]);
+    expect(doneItems.map((i: any) => [i.type, i.status])).toEqual([['function_call', 'incomplete'], ['message', 'incomplete']]);
     expect(out.some((x) => x.event === 'response.function_call_arguments.done')).toBe(false);
     expect(out[out.length - 1]!.event).toBe('response.incomplete');
     expect(out[out.length - 1]!.data.response.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(e.calledTools).toBe(false);
+  });
+
+  it('names its items after the response, so a stored item is found by its id alone', () => {
+    const store = new ResponsesStore(2);
+    const e = new ResponsesEncoder({ ...response(), id: 'resp_0123abcd' }, silentLogger(), { sealReasoning: true });
+    frames(e, [{ type: 'reasoning', text: 'think' }, content('A'), start(0, 'ls', 'call_a'), args(0, '{}'), end(0)]);
+    const ids = e.response.output.map((i) => i.id);
+    expect(new Set(ids).size).toBe(3);
+    store.set('resp_0123abcd', { response: e.response, conversation: [] });
+    const find = storedItems(store);
+    for (const [k, id] of ids.entries()) expect(find(id)).toEqual(e.response.output[k]);
+    expect(e.response.output[0]).toMatchObject({ type: 'reasoning', status: 'completed', content: [{ type: 'reasoning_text', text: 'think' }] });
+    expect(unsealReasoning((e.response.output[0] as { encrypted_content: string }).encrypted_content)).toBe('think');
+    expect(find(ids[1]!.slice(0, -1) + '9')).toBeUndefined();
+    store.set('resp_1', { response: response(), conversation: [] });
+    store.set('resp_2', { response: response(), conversation: [] });
+    expect(storedItems(store)(ids[1]!)).toBeUndefined();
+  });
+});
+
+describe('tool ids and sealed reasoning', () => {
+  it('renames kiln\'s tool-call ids to toolu_ ids of Anthropic\'s length and back, and leaves other ids alone', () => {
+    const call = 'call_' + 'aB3'.repeat(8);
+    expect(toAnthropicToolId(call)).toBe('toolu_' + 'aB3'.repeat(8));
+    expect(fromAnthropicToolId(toAnthropicToolId(call))).toBe(call);
+    expect(fromAnthropicToolId(toAnthropicToolId('Ab3De6Gh9'))).toBe('Ab3De6Gh9');
+    // A real Anthropic id (23 characters after the prefix) passes unchanged.
+    expect(fromAnthropicToolId('toolu_01A09q90qw90lq917835lq9')).toBe('toolu_01A09q90qw90lq917835lq9');
+  });
+
+  it('unseals what it sealed, and nothing another server issued', () => {
+    const text = 'Let me think… ' + '\u{1F914}'.repeat(3);
+    expect(unsealReasoning(sealReasoning(text))).toBe(text);
+    expect(unsealReasoning(sealReasoning(''))).toBe('');
+    expect(unsealReasoning('EqQBCkgIBhABGAIiQL3Uj2rc9aPnWd4v')).toBeNull();
+    expect(unsealReasoning('')).toBeNull();
+    expect(unsealReasoning('not base64 at all!')).toBeNull();
   });
 });
 

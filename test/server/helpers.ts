@@ -70,3 +70,19 @@ export function parseSse(body: string): SseEvent[] {
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 }
+
+/** One request a client sent, with the status and body of the reply. */
+export interface Exchange {
+  body: any;
+  status: number;
+  reply: string;
+}
+
+/** A fetch for a client's `fetch` option that records each request body with its reply. */
+export function recordingFetch(log: Exchange[]): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    log.push({ body: typeof init?.body === 'string' ? JSON.parse(init.body) : null, status: res.status, reply: await res.clone().text() });
+    return res;
+  };
+}

@@ -3,18 +3,12 @@
 // token sequence through the chat layer's forcedTokens hook. The script is tokenized by the model's
 // own vocabulary, so the markers arrive split across many tokens, as from a real model.
 import Anthropic from '@anthropic-ai/sdk';
-import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatOptions } from '../../src/runtime/chat.js';
-import type { ServedRuntime } from '../../src/server/server-context.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IncrementalToolCallStreamer } from '../../src/tool-calls/incremental-tool-call-streamer.js';
-import { MODELS, SHARED } from '../helpers/paths.js';
-import { type Running, parseSse, postJson, startServer } from './helpers.js';
+import { forcedServer, QWEN_ID as M } from './forced-replies.js';
+import { parseSse, postJson } from './helpers.js';
 
-const QWEN = `${MODELS}/tiny-qwen3-q8_0.gguf`;
-const EOS = 1997;
-const M = 'tiny-qwen3';
 const BASH_CALL = '<tool_call>\n<function=bash>\n<parameter=command>\nls -la ~/tmp/\n</parameter>\n</function>\n</tool_call>';
 const READ_CALL = '<tool_call>\n<function=read_file>\n<parameter=path>\n/etc/hosts\n</parameter>\n</function>\n</tool_call>';
 // The qwen3_coder parser builds the arguments JSON from the typed values in this spacing.
@@ -26,23 +20,8 @@ const tool = (name: string, param: string) => ({
 const TOOLS = [tool('bash', 'command'), tool('read_file', 'path')];
 const ASK = [{ role: 'user', content: 'List my tmp folder.' }];
 
-/** A server whose chat generations emit `script.text` (then EOS) instead of sampling. */
-async function scriptedServer(template: string): Promise<{ s: Running; say(text: string): number[] }> {
-  let forced: number[] = [];
-  const s = await startServer(
-    { model: QWEN, chatTemplate: readFileSync(`${SHARED}/templates/${template}`, 'utf8'), contextSize: 4096, slots: 1 },
-    { modelId: M },
-    (rt) => Object.create(rt, { chatStream: { value: (o: ChatOptions) => rt.chatStream({ ...o, forcedTokens: forced }) } }) as ServedRuntime,
-  );
-  return {
-    s,
-    say(text: string) {
-      const ids = s.runtime.tokenize(text, { addBos: false });
-      forced = [...ids, EOS];
-      return ids;
-    },
-  };
-}
+/** A server whose chat generations emit the scripted text (then EOS) instead of sampling. */
+const scriptedServer = (template: string) => forcedServer(template);
 
 interface ChatStreamSummary {
   content: string[];
@@ -190,8 +169,8 @@ describe('qwen3_coder tool calls (tiny Qwen3, qwen3-coder template)', () => {
     expect(stop0).toBeGreaterThan(0);
     expect(start1).toBeGreaterThan(stop0);
     expect(blocks.filter((e) => e.event === 'content_block_start').map((e) => e.data.content_block)).toEqual([
-      { type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'bash', input: {} },
-      { type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'read_file', input: {} },
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_[A-Za-z0-9]{24}$/), name: 'bash', input: {} },
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_[A-Za-z0-9]{24}$/), name: 'read_file', input: {} },
     ]);
     const json0 = blocks.filter((e) => e.data.index === 0 && e.event === 'content_block_delta').map((e) => e.data.delta.partial_json).join('');
     expect(json0).toBe(BASH_ARGS);

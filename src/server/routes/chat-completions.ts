@@ -12,8 +12,10 @@ import { MAX_TOP_LOGPROBS } from '../../sampling/token-logprobs.js';
 import { ReplyAccumulator } from '../reply-accumulator.js';
 import { openAISampling } from '../sampling-fields.js';
 import type { ServerContext } from '../server-context.js';
+import { refuseUnimplementedChatFields } from '../unimplemented-fields.js';
 
 export function readChatCompletionRequest(f: Fields, ctx: ServerContext): ChatRequest {
+  refuseUnimplementedChatFields(f);
   const messages = readOpenAIMessages(f);
   const tools = readOpenAITools(f);
   const toolChoice = readOpenAIToolChoice(f, tools);
@@ -35,7 +37,8 @@ export function readChatCompletionRequest(f: Fields, ctx: ServerContext): ChatRe
     stop: f.stringList('stop', { max: MAX_STOP }) ?? [],
     sampling: openAISampling(f, ctx.runtime.tokenizer.vocabSize),
   };
-  const thinking = f.object('chat_template_kwargs')?.boolean('enable_thinking');
+  // chat_template_kwargs is kiln's (and vLLM's) own switch; reasoning effort "none" asks for the same.
+  const thinking = f.object('chat_template_kwargs')?.boolean('enable_thinking') ?? (f.string('reasoning_effort') === 'none' ? false : undefined);
   if (thinking !== undefined) req.enableThinking = thinking;
   const logprobs = f.boolean('logprobs') ?? false;
   const top = f.number('top_logprobs', { integer: true, min: 0, max: MAX_TOP_LOGPROBS });

@@ -16,7 +16,8 @@ export function registerMessages(app: FastifyInstance, ctx: ServerContext): void
     const req = readAnthropicRequest(f);
     const stream = f.boolean('stream') ?? false;
     const id = mintId('msg_');
-    const encoder = new AnthropicMessagesEncoder({ id, model: ctx.modelId, logger: ctx.logger, requestId: id });
+    const omitThinking = f.object('thinking')?.oneOf('display', ['summarized', 'omitted']) === 'omitted';
+    const encoder = new AnthropicMessagesEncoder({ id, model: ctx.modelId, logger: ctx.logger, requestId: id, omitThinking });
     const run = chatRun(ctx, req);
     if (stream) {
       await streamGeneration(ctx, reply, 'anthropic', encoder, run);

@@ -8,6 +8,7 @@ import { ResponseNotFoundError } from '../errors.js';
 import { Fields } from '../fields.js';
 import { collectGeneration, streamGeneration } from '../generation-reply.js';
 import { mintId, unixSeconds } from '../ids.js';
+import { storedItems } from '../response-items.js';
 import { type ResponseObject, ResponsesEncoder } from '../responses-encoder.js';
 import { outputAsMessages, readResponsesRequest } from '../responses-request.js';
 import type { ServerContext } from '../server-context.js';
@@ -29,7 +30,9 @@ export function registerResponses(app: FastifyInstance, ctx: ServerContext): voi
       if (stored === undefined) throw new ResponseNotFoundError(previousId);
       previous = stored.conversation as ChatMessage[];
     }
-    const { chat, conversation } = readResponsesRequest(f, previous, ctx.runtime.info.contextSize, ctx.runtime.tokenizer.vocabSize);
+    const { chat, conversation } = readResponsesRequest(
+      f, previous, ctx.runtime.info.contextSize, ctx.runtime.tokenizer.vocabSize, storedItems(ctx.store),
+    );
     const stream = f.boolean('stream') ?? false;
     const store = f.boolean('store') ?? true;
     const id = mintId('resp_');
@@ -60,7 +63,8 @@ export function registerResponses(app: FastifyInstance, ctx: ServerContext): voi
       user: f.string('user') ?? null,
       metadata: f.metadata() ?? {},
     };
-    const encoder = new ResponsesEncoder(response, ctx.logger, id);
+    const include = f.array('include') ?? [];
+    const encoder = new ResponsesEncoder(response, ctx.logger, { requestId: id, sealReasoning: include.includes('reasoning.encrypted_content') });
     const run = chatRun(ctx, chat);
     const remember = () => {
       if (store && (response.status === 'completed' || response.status === 'incomplete')) {
