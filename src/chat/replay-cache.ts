@@ -32,6 +32,8 @@ export interface ReplayRecord {
 export interface ReplayCacheOptions {
   /** Tool-call ids remembered (a turn with n calls takes n). Default 4096. */
   maxEntries?: number;
+  /** Memory the remembered turns may take (eight bytes a token, two a character). Default 64 MiB. */
+  maxBytes?: number;
   /** A JSON-lines file to load the cache from and append new turns to. */
   file?: string;
   /** Where write failures are reported; persistence stops after one. */
@@ -39,12 +41,17 @@ export interface ReplayCacheOptions {
 }
 
 export const DEFAULT_REPLAY_ENTRIES = 4096;
+export const DEFAULT_REPLAY_BYTES = 64 << 20;
 /** Largest persisted file read at start-up; past it the file is ignored (and later rewritten). */
 export const MAX_REPLAY_FILE_BYTES = 256 * 1024 * 1024;
 
 export class ReplayCache {
   readonly maxEntries: number;
+  readonly maxBytes: number;
   private readonly entries = new Map<string, ReplayRecord>();
+  /** Each live record's keys still in `entries`; a record's bytes count while it has one. */
+  private readonly keysLeft = new Map<ReplayRecord, number>();
+  private used = 0;
   private file: string | null;
   private linesInFile = 0;
 
@@ -52,12 +59,18 @@ export class ReplayCache {
     const max = options.maxEntries ?? DEFAULT_REPLAY_ENTRIES;
     if (!Number.isInteger(max) || max < 1) throw new InvalidArgumentError(`replay.maxEntries must be a positive integer, got ${max}`, 'replay.maxEntries');
     this.maxEntries = max;
+    this.maxBytes = options.maxBytes ?? DEFAULT_REPLAY_BYTES;
     this.file = options.file ?? null;
     if (this.file !== null) this.load(this.file);
   }
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** What the remembered turns take, by the cache's accounting. */
+  get bytes(): number {
+    return this.used;
   }
 
   /** The record holding tool-call `id` in `scope`; marks it recently used. */
@@ -85,15 +98,37 @@ export class ReplayCache {
 
   clear(): void {
     this.entries.clear();
+    this.keysLeft.clear();
+    this.used = 0;
   }
 
   private insert(record: ReplayRecord): void {
+    if (sizeOf(record) > this.maxBytes) return;
     for (const c of record.calls) {
       const key = keyOf(record.scope, c.id);
-      this.entries.delete(key);
+      this.remove(key);
       this.entries.set(key, record);
+      const left = this.keysLeft.get(record) ?? 0;
+      if (left === 0) this.used += sizeOf(record);
+      this.keysLeft.set(record, left + 1);
     }
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    for (const oldest of this.entries.keys()) {
+      if (this.entries.size <= this.maxEntries && this.used <= this.maxBytes) break;
+      this.remove(oldest);
+    }
+  }
+
+  private remove(key: string): void {
+    const record = this.entries.get(key);
+    if (record === undefined) return;
+    this.entries.delete(key);
+    const left = this.keysLeft.get(record)! - 1;
+    if (left > 0) {
+      this.keysLeft.set(record, left);
+      return;
+    }
+    this.keysLeft.delete(record);
+    this.used -= sizeOf(record);
   }
 
   private liveRecords(): ReplayRecord[] {
@@ -131,6 +166,12 @@ export class ReplayCache {
     renameSync(tmp, file);
     this.linesInFile = live.length;
   }
+}
+
+function sizeOf(r: ReplayRecord): number {
+  let chars = r.scope.length + r.content.length + r.reasoning.length + r.text.length + r.promptHash.length;
+  for (const c of r.calls) chars += c.id.length + c.name.length + c.arguments.length;
+  return 8 * r.tokens.length + 2 * chars + 256;
 }
 
 function keyOf(scope: string, id: string): string {

@@ -43,6 +43,22 @@ describe('ReplayCache', () => {
     expect(() => new ReplayCache({ maxEntries: 0 })).toThrow(InvalidArgumentError);
   });
 
+  it('stays within its byte bound, evicting the least recently used turns', () => {
+    const c = new ReplayCache({ maxBytes: 1 << 20 });
+    const big = (id: string) => ({ ...record([id]), tokens: Array.from({ length: 20_000 }, (_, i) => i), text: 'x'.repeat(100_000) });
+    // 160 KB + 200 KB per turn: 2 fit in 1 MiB.
+    for (const id of ['a', 'b', 'c', 'd']) c.add(big(id));
+    expect(c.bytes).toBeLessThanOrEqual(1 << 20);
+    expect(c.bytes).toBeGreaterThan(600_000);
+    expect([c.get('s', 'a'), c.get('s', 'b')]).toEqual([undefined, undefined]);
+    expect(c.get('s', 'd')).toBeDefined();
+    // A turn larger than the whole cache is not kept.
+    c.add({ ...big('e'), text: 'y'.repeat(1 << 20) });
+    expect(c.get('s', 'e')).toBeUndefined();
+    c.clear();
+    expect(c.bytes).toBe(0);
+  });
+
   it('persists turns to a file and loads them again, skipping malformed lines', () => {
     const file = tempFile();
     const c = new ReplayCache({ file });
