@@ -15,6 +15,8 @@ export class ToolCallFilter {
   /** Streamer index -> visible index, or -1 for a dropped call. */
   private readonly map = new Map<number, number>();
   private visible = 0;
+  /** A passed call not ended yet (streamer index), or -1. */
+  private open = -1;
   /** The ids of the calls that passed, in order. */
   readonly passedIds: string[] = [];
 
@@ -31,15 +33,23 @@ export class ToolCallFilter {
       case 'reasoning':
         return ev;
       case 'tool_call_start': {
-        const pass = (this.opts.only === undefined || ev.name === this.opts.only) && !(this.opts.single && this.visible > 0);
+        // Calls never overlap: a call starting while a passed one is still open means the streamer
+        // abandoned that one (its text turned out not to be a valid call), so it takes the single slot.
+        const slotFree = this.visible === 0 || this.open >= 0;
+        const pass = (this.opts.only === undefined || ev.name === this.opts.only) && (!this.opts.single || slotFree);
         const index = pass ? this.visible++ : -1;
         this.map.set(ev.index, index);
         if (!pass) return null;
+        this.open = ev.index;
         this.passedIds.push(ev.id);
         return { ...ev, index };
       }
-      case 'tool_call_arguments':
       case 'tool_call_end': {
+        if (ev.index === this.open) this.open = -1;
+        const index = this.map.get(ev.index) ?? -1;
+        return index < 0 ? null : { ...ev, index };
+      }
+      case 'tool_call_arguments': {
         const index = this.map.get(ev.index) ?? -1;
         return index < 0 ? null : { ...ev, index };
       }

@@ -26,6 +26,15 @@ describe('ToolCallFilter', () => {
     expect(f.passedIds).toEqual(['call_0']);
   });
 
+  it('with parallel calls off, gives the slot to the call after one the streamer abandoned', () => {
+    const f = new ToolCallFilter({ single: true });
+    // Call 0 started, then its text stopped being a valid call: no end; the final plan sends call 1.
+    const out = [start(0, 'a'), args(0, '{"x": '), start(1, 'a'), args(1, '{"x": "True"}'), end(1), start(2, 'b'), end(2)]
+      .map((e) => f.push(e)).filter((e) => e !== null);
+    expect(out).toEqual([start(0, 'a'), args(0, '{"x": '), { ...start(1, 'a'), index: 1 }, { ...args(1, '{"x": "True"}'), index: 1 }, { ...end(1), index: 1 }]);
+    expect(f.passedIds).toEqual(['call_0', 'call_1']);
+  });
+
   it('is the identity without a named tool or single', () => {
     expect(ToolCallFilter.isIdentity({})).toBe(true);
     expect(ToolCallFilter.isIdentity({ only: 'a' })).toBe(false);
