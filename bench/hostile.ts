@@ -218,8 +218,8 @@ function attacks(ctxChars: number): Attack[] {
 
 /** Templates a model file could carry: each must be refused at start or held to its limits. */
 const HOSTILE_TEMPLATES: Array<{ name: string; source: string; messages: number }> = [
-  { name: 'template-loops', source: '{% for i in range(200000) %}{% for j in range(200000) %}{% endfor %}{% endfor %}', messages: 1 },
-  { name: 'template-late-loops', source: '{% if messages|length > 2 %}{% for i in range(200000) %}{% for j in range(200000) %}{% endfor %}{% endfor %}{% endif %}{{ messages[-1].content }}', messages: 3 },
+  { name: 'template-loops', source: '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}', messages: 1 },
+  { name: 'template-late-loops', source: '{% if messages|length > 2 %}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% endif %}{{ messages[-1].content }}', messages: 3 },
   { name: 'template-replace', source: "{% if messages|length > 2 %}{% set ns = namespace(s='a') %}{% for i in range(26) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s.replace('a', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb') }}{% endif %}{{ messages[-1].content }}", messages: 3 },
   { name: 'template-2^28', source: "{% if messages|length > 2 %}{% set ns = namespace(s='a') %}{% for i in range(28) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}{% endif %}{{ messages[-1].content }}", messages: 3 },
 ];

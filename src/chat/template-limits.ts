@@ -13,10 +13,11 @@ export const MAX_TEMPLATE_MS = 2_000;
 /** Longest string a render builds, its output included (the longest prompt a context holds is far shorter). */
 export const MAX_TEMPLATE_CHARS = 64 << 20;
 /**
- * Longest list a render builds (range(), split(), a string's characters), and so the most
- * iterations of one loop: a loop's items run between two checks of the clock.
+ * Longest list a render builds (range(), split(), a string's characters), and so the most items
+ * of one loop (its items are gathered between two checks of the clock). Above the 100,000
+ * messages a conversation may have.
  */
-export const MAX_TEMPLATE_ITEMS = 1 << 18;
+export const MAX_TEMPLATE_ITEMS = 1 << 17;
 /** Widest indentation (`indent`, `tojson(indent=...)`). */
 export const MAX_TEMPLATE_INDENT = 256;
 
@@ -38,6 +39,7 @@ export interface Instrumentable {
   /** Set by RenderBudget.install. */
   budget?: RenderBudget;
   evaluate(node: unknown, env: unknown): ValueLike;
+  evaluateBlock(statements: unknown[], env: unknown): ValueLike;
   evaluateCallExpression(node: NodeLike, env: unknown): ValueLike;
   evaluateArguments(args: unknown[], env: unknown): [ValueLike[], Map<string, ValueLike>];
 }
@@ -55,10 +57,16 @@ export class RenderBudget {
     const budget = this;
     interpreter.budget = this;
     const evaluate = interpreter.evaluate;
+    const block = interpreter.evaluateBlock;
     const call = interpreter.evaluateCallExpression;
     interpreter.evaluate = function (this: Instrumentable, node, env) {
       budget.step();
       return checkValue(evaluate.call(this, node, env));
+    };
+    // Each loop iteration runs its body as a block, even an empty one that evaluates nothing.
+    interpreter.evaluateBlock = function (this: Instrumentable, statements, env) {
+      budget.step();
+      return checkValue(block.call(this, statements, env));
     };
     interpreter.evaluateCallExpression = function (this: Instrumentable, node, env) {
       const callee = node.callee;
@@ -99,8 +107,10 @@ export function checkFilter(name: string, operand: ValueLike, args: ValueLike[],
   if (name === 'indent' || name === 'tojson') {
     const width = name === 'indent' ? arg(0, 'width') : kwargs.get('indent')?.value;
     if (typeof width === 'number' && width > MAX_TEMPLATE_INDENT) throw new TemplateLimitError('MAX_TEMPLATE_INDENT', `indent ${width}`);
-    if (name === 'indent' && typeof operand.value === 'string' && typeof width === 'number') {
-      checkChars(operand.value.length + countOf(operand.value, '\n') * width + width);
+    if (name === 'indent' && typeof operand.value === 'string' && typeof width === 'number' && width > 0) {
+      const s = operand.value;
+      // Each line grows by the width; counting stops once the lines are more than the limit allows.
+      checkChars(s.length + width + width * countOf(s, '\n', (MAX_TEMPLATE_CHARS - s.length) / width + 1));
     }
   } else if (name === 'replace' && typeof operand.value === 'string') {
     checkStringCall('replace', operand.value, args);
@@ -118,14 +128,16 @@ function checkStringCall(method: 'replace' | 'split', s: string, args: ValueLike
   const pattern = args[0]?.value;
   if (typeof pattern !== 'string') return;
   if (method === 'split') {
-    if (pattern !== '') checkItems(countOf(s, pattern) + 1);
+    if (pattern !== '' && s.length / pattern.length >= MAX_TEMPLATE_ITEMS) checkItems(countOf(s, pattern, MAX_TEMPLATE_ITEMS) + 1);
     return;
   }
   const replacement = args[1]?.value;
   if (typeof replacement !== 'string' || replacement.length <= pattern.length) return;
   const limit = typeof args[2]?.value === 'number' && args[2].value >= 0 ? args[2].value : Infinity;
-  const occurrences = Math.min(limit, pattern === '' ? s.length + 1 : countOf(s, pattern));
-  checkChars(s.length + occurrences * (replacement.length - pattern.length));
+  const growth = replacement.length - pattern.length;
+  // Counting stops once the occurrences are more than the limit allows.
+  const enough = (MAX_TEMPLATE_CHARS - s.length) / growth + 1;
+  checkChars(s.length + growth * Math.min(limit, pattern === '' ? s.length + 1 : countOf(s, pattern, enough)));
 }
 
 function checkValue(v: ValueLike): ValueLike {
@@ -143,9 +155,9 @@ function checkItems(n: number): void {
   if (n > MAX_TEMPLATE_ITEMS) throw new TemplateLimitError('MAX_TEMPLATE_ITEMS', `a list of ${n} items`);
 }
 
-/** Occurrences of `pattern` (non-empty) in `s`, without overlaps, as split and replace count them. */
-function countOf(s: string, pattern: string): number {
+/** Occurrences of `pattern` (non-empty) in `s`, without overlaps, as split and replace count them; counting stops past `atMost`. */
+function countOf(s: string, pattern: string, atMost: number): number {
   let n = 0;
-  for (let i = s.indexOf(pattern); i >= 0; i = s.indexOf(pattern, i + pattern.length)) n++;
+  for (let i = s.indexOf(pattern); i >= 0 && n <= atMost; i = s.indexOf(pattern, i + pattern.length)) n++;
   return n;
 }

@@ -40,7 +40,7 @@ describe('chat template render limits', () => {
 
   it('stops a loop that runs for ever within the render time limit', () => {
     const t0 = performance.now();
-    expect(limitOf('{% for i in range(200000) %}{% for j in range(200000) %}{% endfor %}{% endfor %}', 200)).toBe('MAX_TEMPLATE_MS');
+    expect(limitOf('{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}', 200)).toBe('MAX_TEMPLATE_MS');
     expect(performance.now() - t0).toBeLessThan(5000);
   });
 
@@ -50,7 +50,7 @@ describe('chat template render limits', () => {
   });
 
   it('finds at load a template that cannot render a short conversation within its limits', () => {
-    const t = new ChatTemplate('{% for i in range(200000) %}{% for j in range(200000) %}{% endfor %}{% endfor %}', { maxRenderMs: 100 });
+    const t = new ChatTemplate('{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}', { maxRenderMs: 100 });
     expect(() => t.probe()).toThrow(ChatTemplateSyntaxError);
     // A template that refuses the probe's conversation is not at fault.
     expect(() => new ChatTemplate("{{ raise_exception('system message first') }}").probe()).not.toThrow();
