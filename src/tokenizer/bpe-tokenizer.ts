@@ -125,6 +125,7 @@ export class BpeTokenizer extends BaseTokenizer {
       prev[count] = count - 1;
       next[count] = count + 1;
       count++;
+      if (count % MERGES_PER_STEP === 0) yield;
     }
     if (count === 0) return;
     next[count - 1] = -1;
