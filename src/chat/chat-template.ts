@@ -5,7 +5,9 @@ import { createHash } from 'node:crypto';
 import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
 import { ChatTemplateError, ChatTemplateSyntaxError } from './errors.js';
 import { strftime } from './strftime.js';
-import { checkFilter, type Instrumentable, MAX_TEMPLATE_ITEMS, RenderBudget, TemplateLimitError } from './template-limits.js';
+import {
+  checkFilter, type Instrumentable, MAX_TEMPLATE_ITEMS, MAX_TEMPLATE_MS, RenderBudget, renderTimeLimit, TemplateLimitError,
+} from './template-limits.js';
 
 type Program = ReturnType<typeof parse>;
 interface RuntimeValueLike { type: string; value: unknown }
@@ -71,12 +73,14 @@ export interface RenderContext {
   variables?: Record<string, unknown>;
   /** The time `strftime_now` reports; default now. */
   now?: Date;
+  /** Wall time of this render; default renderTimeLimit() of the conversation's size. */
+  maxRenderMs?: number;
 }
 
 export interface ChatTemplateOptions {
   bosToken?: string | null;
   eosToken?: string | null;
-  /** Wall time of one render; default MAX_TEMPLATE_MS. */
+  /** Wall time of one render; default renderTimeLimit() of the conversation's size. */
   maxRenderMs?: number;
 }
 
@@ -110,7 +114,8 @@ export class ChatTemplate {
     ];
     for (const c of cases) {
       try {
-        this.render({ ...c, addGenerationPrompt: true });
+        // At load the event loop serves nothing yet: the probe may take the longest any render may.
+        this.render({ ...c, addGenerationPrompt: true, maxRenderMs: MAX_TEMPLATE_MS });
       } catch (e) {
         if (e instanceof TemplateLimitError) {
           throw new ChatTemplateSyntaxError(`the chat template cannot render a two-message conversation within its limits: ${e.message}`, e);
@@ -143,7 +148,7 @@ export class ChatTemplate {
       const interpreter = new Interpreter(env) as unknown as InterpreterInternals & { run(p: Program): RuntimeValueLike };
       interpreter.applyFilter = applyFilter;
       interpreter.evaluateFor = evaluateFor;
-      new RenderBudget(this.options.maxRenderMs).install(interpreter);
+      new RenderBudget(this.options.maxRenderMs ?? ctx.maxRenderMs ?? renderTimeLimit(ctx.messages.length)).install(interpreter);
       const out = interpreter.run(this.program).value;
       if (typeof out !== 'string') throw new Error('the template rendered no text');
       return out;

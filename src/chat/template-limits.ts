@@ -3,13 +3,25 @@
 // multiply a string's length in one call, `split` makes an array as long as a string. So every
 // evaluation is counted and timed, every value the template builds is measured, and the calls that
 // multiply sizes are measured before they run. A render past a limit stops with a
-// TemplateLimitError; the event loop is held at most MAX_TEMPLATE_MS.
+// TemplateLimitError. A render holds the event loop, so its time follows the conversation's size:
+// TEMPLATE_MS_BASE plus TEMPLATE_MS_PER_MESSAGE per message, at most MAX_TEMPLATE_MS.
 import { KilnError } from '../errors.js';
 
 /** Evaluations of template nodes and loop iterations in one render (a 10,000-message conversation takes a few million). */
 export const MAX_TEMPLATE_STEPS = 50_000_000;
-/** Wall time of one render. */
+/** Wall time of one render, whatever the conversation. */
 export const MAX_TEMPLATE_MS = 2_000;
+/**
+ * Wall time of one render of a short conversation, and what each message adds: real templates take
+ * well under a tenth of this (about 50 µs a message for Qwen3's on a 2-core VM, first renders included).
+ */
+export const TEMPLATE_MS_BASE = 100;
+export const TEMPLATE_MS_PER_MESSAGE = 0.25;
+
+/** How long a render of a conversation of `messages` messages may take. */
+export function renderTimeLimit(messages: number): number {
+  return Math.min(MAX_TEMPLATE_MS, TEMPLATE_MS_BASE + TEMPLATE_MS_PER_MESSAGE * messages);
+}
 /** Longest string a render builds, its output included (the longest prompt a context holds is far shorter). */
 export const MAX_TEMPLATE_CHARS = 64 << 20;
 /**
@@ -97,7 +109,7 @@ export class RenderBudget {
 
   private check(): void {
     if (this.steps > this.maxSteps) throw new TemplateLimitError('MAX_TEMPLATE_STEPS', `${this.maxSteps} evaluations`);
-    if (performance.now() > this.deadline) throw new TemplateLimitError('MAX_TEMPLATE_MS', `${this.maxMs} ms`);
+    if (performance.now() > this.deadline) throw new TemplateLimitError('MAX_TEMPLATE_MS', `${this.maxMs.toFixed(0)} ms for this conversation`);
   }
 }
 

@@ -4,7 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { ChatTemplate } from '../../../src/chat/chat-template.js';
 import { ChatTemplateSyntaxError } from '../../../src/chat/errors.js';
-import { TemplateLimitError } from '../../../src/chat/template-limits.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MAX_TEMPLATE_MS, renderTimeLimit, TemplateLimitError } from '../../../src/chat/template-limits.js';
+import { SHARED } from '../../helpers/paths.js';
 
 const HI = { messages: [{ role: 'user', content: 'hi' }], addGenerationPrompt: true };
 /** A string of 2^n "a"s, built by doubling. */
@@ -42,6 +45,18 @@ describe('chat template render limits', () => {
     const t0 = performance.now();
     expect(limitOf('{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}', 200)).toBe('MAX_TEMPLATE_MS');
     expect(performance.now() - t0).toBeLessThan(5000);
+  });
+
+  it('gives a render time that follows the conversation, up to MAX_TEMPLATE_MS', () => {
+    expect(renderTimeLimit(3)).toBeLessThan(110);
+    expect(renderTimeLimit(1000)).toBeGreaterThan(renderTimeLimit(100));
+    expect(renderTimeLimit(100_000)).toBe(MAX_TEMPLATE_MS);
+  });
+
+  it.each(['qwen3', 'llama3.1', 'hermes', 'mistral-small-3', 'qwen3-coder'])('renders 5,000 messages with the shipped %s template within its limits', (name) => {
+    const t = new ChatTemplate(readFileSync(join(SHARED, 'templates', `${name}.jinja`), 'utf8'), { bosToken: '<s>', eosToken: '</s>' });
+    const messages = Array.from({ length: 5000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}` }));
+    expect(t.render({ messages, addGenerationPrompt: true })).toContain('message 4999');
   });
 
   it('renders real templates as before', () => {
