@@ -18,6 +18,9 @@ export const MAX_TEMPLATE_MS = 2_000;
 export const TEMPLATE_MS_BASE = 100;
 export const TEMPLATE_MS_PER_MESSAGE = 0.25;
 
+/** The least a loop item costs the interpreter (a scope and its variables), on a fast machine. */
+const LOOP_ITEM_MS = 0.0005;
+
 /** How long a render of a conversation of `messages` messages may take. */
 export function renderTimeLimit(messages: number): number {
   return Math.min(MAX_TEMPLATE_MS, TEMPLATE_MS_BASE + TEMPLATE_MS_PER_MESSAGE * messages);
@@ -95,12 +98,17 @@ export class RenderBudget {
     };
   }
 
-  /** Charges a loop's iterations before it runs (a loop with an empty body evaluates nothing). */
+  /**
+   * Charges a loop's iterations before it runs: the interpreter gathers a loop's items (a scope
+   * each) before the first iteration, unchecked, so a loop that cannot finish in the time left is
+   * refused before it starts.
+   */
   chargeLoop(iterable: ValueLike): void {
     const v = iterable.value;
     const n = Array.isArray(v) ? v.length : v instanceof Map ? v.size : 0;
     this.steps += n;
     this.check();
+    if (performance.now() + n * LOOP_ITEM_MS > this.deadline) throw new TemplateLimitError('MAX_TEMPLATE_MS', `${this.maxMs.toFixed(0)} ms for this conversation`);
   }
 
   private step(): void {
