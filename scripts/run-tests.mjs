@@ -5,6 +5,15 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+// Tests run against the TypeScript sources, but worker threads (the chat template's render thread)
+// run the compiled build, so build it first.
+const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit', env: process.env });
+if (build.status !== 0) {
+  console.log('0 passed, 1 failed, 0 skipped');
+  console.log('the TypeScript build failed');
+  process.exit(1);
+}
+
 const outFile = join(mkdtempSync(join(tmpdir(), 'kiln-test-')), 'results.json');
 const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${outFile}`, ...process.argv.slice(2)];
 const run = spawnSync('npx', args, { stdio: 'inherit', env: process.env });

@@ -9,7 +9,7 @@
 // wrote it keeps the sampled tokens. The rest is tokenized from the template's text.
 import { createHash } from 'node:crypto';
 import { parseToolCalls, promptEndsInReasoning, type OpenAITool, type ToolCallFormat } from '../tool-calls/index.js';
-import type { ChatTemplate } from './chat-template.js';
+import type { ChatTemplate, RenderContext } from './chat-template.js';
 import { spellTokens, type PromptTokenizer } from './prompt-tokenizer.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { ReplayCache, ReplayRecord } from './replay-cache.js';
@@ -84,6 +84,16 @@ interface Splice {
   whole: boolean;
 }
 
+/** The conversation as the template gets it: recorded turns in, client strings escaped. */
+interface Escaped {
+  messages: TemplateMessage[];
+  candidates: Array<{ index: number; record: ReplayRecord }>;
+  sentinel: string | null;
+  escapedMessages: readonly TemplateMessage[];
+  /** A render context for these messages (the tools, variables and time are the prompt's). */
+  context: (msgs: readonly object[], addGenerationPrompt: boolean) => RenderContext;
+}
+
 /** The prompt built, but for the tokens of its template text, in the order they come. */
 interface PromptPlan {
   input: BuildPromptInput;
@@ -95,20 +105,35 @@ interface PromptPlan {
   render: (msgs: readonly object[], addGenerationPrompt: boolean) => string;
   /** The ranges of `rendered` tokenized as text: before, between and after the splices. */
   textRanges: Array<[number, number]>;
+  /** The conversation rendered with a reply appended (for turnEnd), when it was rendered with the prompt. */
+  withReply?: string | Error;
 }
 
 export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
-  const plan = planPrompt(input);
+  const plan = planPrompt(input, escapeInput(input));
   return assemble(plan, plan.textRanges.map(([from, to]) => input.prompts.encode(plan.rendered.slice(from, to), plan.sentinel)));
 }
 
 /**
- * buildPrompt() with the template text tokenized in slices that let the event loop run between
- * them (see Tokenizer.encodeAsync). Tokenizing stops once the prompt has more than `maxTokens`;
- * the prompt returned is then longer than `maxTokens` and its tokens are only a start.
+ * buildPrompt() without holding the event loop: a long conversation renders on the render thread
+ * (see ChatTemplate.rendersOffThread), with the reply-appended rendering turnEnd needs alongside, and the
+ * template text is tokenized in slices that let the event loop run between them (see
+ * Tokenizer.encodeAsync). Tokenizing stops once the prompt has more than `maxTokens`; the prompt
+ * returned is then longer than `maxTokens` and its tokens are only a start.
  */
 export async function buildPromptAsync(input: BuildPromptInput, maxTokens: number): Promise<BuiltPrompt> {
-  const plan = planPrompt(input);
+  const esc = escapeInput(input);
+  let plan: PromptPlan;
+  if (input.template.rendersOffThread(esc.escapedMessages.length)) {
+    const [rendered, withReply] = await input.template.renderOffThread([
+      esc.context(esc.escapedMessages, true),
+      esc.context([...esc.escapedMessages, { role: 'assistant', content: TURN_PROBE }], false),
+    ]);
+    if (rendered instanceof Error) throw rendered;
+    plan = planPrompt(input, esc, { rendered: rendered!, withReply: withReply! });
+  } else {
+    plan = planPrompt(input, esc);
+  }
   let budget = maxTokens - plan.splices.reduce((n, s) => n + s.tokens.length, 0);
   const lists: number[][] = [];
   for (const [from, to] of plan.textRanges) {
@@ -119,9 +144,8 @@ export async function buildPromptAsync(input: BuildPromptInput, maxTokens: numbe
   return assemble(plan, lists);
 }
 
-function planPrompt(input: BuildPromptInput): PromptPlan {
-  const { template, prompts, replay } = input;
-  const tokenizer = prompts.tokenizer;
+function escapeInput(input: BuildPromptInput): Escaped {
+  const { prompts, replay } = input;
   const messages = input.messages.slice();
   const candidates: Array<{ index: number; record: ReplayRecord }> = [];
   if (replay !== null) {
@@ -132,14 +156,21 @@ function planPrompt(input: BuildPromptInput): PromptPlan {
       candidates.push({ index, record });
     });
   }
-
   const sentinel = prompts.sentinelFor(stringsOf([messages, input.tools ?? []]));
   const escape = <T>(v: T): T => (sentinel === null ? v : mapStrings(v, (s) => prompts.escape(s, sentinel)));
-  const escapedMessages = escape(messages);
   const tools = escape(input.tools);
-  const render = (msgs: readonly object[], addGenerationPrompt: boolean) =>
-    template.render({ messages: msgs, tools, addGenerationPrompt, variables: input.variables, now: input.now });
-  const rendered = render(escapedMessages, true);
+  const context = (msgs: readonly object[], addGenerationPrompt: boolean): RenderContext =>
+    ({ messages: msgs, tools, addGenerationPrompt, variables: input.variables, now: input.now });
+  return { messages, candidates, sentinel, escapedMessages: escape(messages), context };
+}
+
+/** `pre`: the prompt already rendered (and with a reply appended), on the render thread. */
+function planPrompt(input: BuildPromptInput, esc: Escaped, pre?: { rendered: string; withReply: string | Error }): PromptPlan {
+  const { template, prompts, replay } = input;
+  const tokenizer = prompts.tokenizer;
+  const { messages, candidates, sentinel, escapedMessages } = esc;
+  const render = (msgs: readonly object[], addGenerationPrompt: boolean) => template.render(esc.context(msgs, addGenerationPrompt));
+  const rendered = pre?.rendered ?? render(escapedMessages, true);
 
   const splices: Splice[] = [];
   for (const c of candidates) {
@@ -169,7 +200,7 @@ function planPrompt(input: BuildPromptInput): PromptPlan {
     pos = s.end;
   }
   if (rendered.length > pos) textRanges.push([pos, rendered.length]);
-  return { input, messages, escapedMessages, rendered, sentinel, splices, render, textRanges };
+  return { input, messages, escapedMessages, rendered, sentinel, splices, render, textRanges, ...(pre ? { withReply: pre.withReply } : {}) };
 }
 
 function assemble(plan: PromptPlan, textTokens: number[][]): BuiltPrompt {
@@ -214,27 +245,31 @@ function assemble(plan: PromptPlan, textTokens: number[][]): BuiltPrompt {
     renderedHash: sha256(rendered),
     roles: messages.map((m) => m.role),
     messageStarts: () => (starts ??= messageStarts(escapedMessages, rendered, render).map(unescapedLength)),
-    turnEnd: () => (turnEnd === undefined ? (turnEnd = turnEndTokens(escapedMessages, render, prompts, sentinel)) : turnEnd),
+    turnEnd: () => (turnEnd === undefined
+      ? (turnEnd = turnEndTokens(plan.withReply ?? renderOrError(() => render([...escapedMessages, { role: 'assistant', content: TURN_PROBE }], false)), prompts, sentinel))
+      : turnEnd),
   };
 }
 
 /** Stands for a reply's text when rendering where the reply ends. */
 const TURN_PROBE = 'kiln:reply-probe';
 
-/** What the template writes after an assistant message that follows `messages` (see BuiltPrompt.turnEnd). */
-function turnEndTokens(
-  messages: readonly TemplateMessage[],
-  render: (m: readonly object[], gen: boolean) => string,
-  prompts: PromptTokenizer,
-  sentinel: string | null,
-): number[] | null {
+/**
+ * What the template writes after an assistant message that follows the conversation (see
+ * BuiltPrompt.turnEnd), from the conversation rendered with a probe reply appended. A template
+ * may refuse the conversation with a reply appended (strict alternation): then there is none.
+ */
+function turnEndTokens(withReply: string | Error, prompts: PromptTokenizer, sentinel: string | null): number[] | null {
+  if (withReply instanceof Error) return null;
+  const at = withReply.lastIndexOf(TURN_PROBE);
+  return at < 0 ? null : prompts.encode(withReply.slice(at + TURN_PROBE.length), sentinel);
+}
+
+function renderOrError(render: () => string): string | Error {
   try {
-    const text = render([...messages, { role: 'assistant', content: TURN_PROBE }], false);
-    const at = text.lastIndexOf(TURN_PROBE);
-    return at < 0 ? null : prompts.encode(text.slice(at + TURN_PROBE.length), sentinel);
-  } catch {
-    // A template may refuse the conversation with a reply appended (strict alternation).
-    return null;
+    return render();
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
   }
 }
 

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
 import { ChatTemplateError, ChatTemplateSyntaxError } from './errors.js';
+import { renderThread, renderThreadAvailable } from './render-thread.js';
 import { strftime } from './strftime.js';
 import {
   checkFilter, type Instrumentable, MAX_TEMPLATE_ITEMS, MAX_TEMPLATE_MS, RenderBudget, renderTimeLimit, TemplateLimitError,
@@ -84,10 +85,15 @@ export interface ChatTemplateOptions {
   maxRenderMs?: number;
 }
 
+/** Conversations with more messages than this render on the render thread (when there is one). */
+export const OFF_THREAD_MESSAGES = 64;
+
 export class ChatTemplate {
   /** sha256 of the source, hex: part of the replay cache's key. */
   readonly hash: string;
   private readonly program: Program;
+  /** Set once a render went past a limit: this template's renders move to the render thread. */
+  private hostile = false;
 
   constructor(readonly source: string, private readonly options: ChatTemplateOptions = {}) {
     if (typeof source !== 'string' || source.length === 0) throw new ChatTemplateSyntaxError('the chat template is empty or not a string');
@@ -124,6 +130,25 @@ export class ChatTemplate {
     }
   }
 
+  /** What the render thread needs to build the same template. */
+  get renderOptions(): ChatTemplateOptions {
+    return { ...this.options };
+  }
+
+  /**
+   * Whether a conversation of this many messages should render on the render thread: a long one
+   * (its render takes the event loop tens of milliseconds), or any once this template has gone
+   * past a limit.
+   */
+  rendersOffThread(messages: number): boolean {
+    return renderThreadAvailable() && (this.hostile || messages > OFF_THREAD_MESSAGES);
+  }
+
+  /** Renders each context on the render thread; a context the template refuses, or that passes a limit, gives its error. */
+  renderOffThread(contexts: RenderContext[]): Promise<Array<string | Error>> {
+    return renderThread.render(this, contexts);
+  }
+
   render(ctx: RenderContext): string {
     const env = new Environment();
     const now = ctx.now ?? new Date();
@@ -154,8 +179,14 @@ export class ChatTemplate {
       return out;
     } catch (e) {
       if (e instanceof TemplateRaised) throw new ChatTemplateError(e.message, true);
-      if (e instanceof TemplateLimitError) throw e;
-      if (e instanceof RangeError && /string length/i.test(e.message)) throw new TemplateLimitError('the longest string V8 holds', e.message);
+      if (e instanceof TemplateLimitError) {
+        this.hostile = true;
+        throw e;
+      }
+      if (e instanceof RangeError && /string length/i.test(e.message)) {
+        this.hostile = true;
+        throw new TemplateLimitError('the longest string V8 holds', e.message);
+      }
       // A RangeError here is the engine's recursion on absurd nesting; any other error is the
       // template failing on this conversation's shape.
       throw new ChatTemplateError(e instanceof Error ? e.message : String(e), false, e);

@@ -41,7 +41,7 @@ export class TemplateLimitError extends KilnError {
   readonly code = 'chat_template_limit_exceeded';
   override readonly status = 500;
   override readonly type = 'server_error';
-  constructor(readonly limit: string, detail: string) {
+  constructor(readonly limit: string, readonly detail: string) {
     super(`The model's chat template went past ${limit} (${detail}) while rendering this conversation. The template is at fault: load the model with another one (--chat-template).`);
   }
 }

@@ -1,0 +1,86 @@
+// The render thread: long conversations, and every conversation of a template that went past a
+// limit, render on a worker thread (the compiled dist/ build: `npm run build` first), giving the
+// same prompt as the main thread's render while the event loop keeps turning; a template that
+// exhausts the worker's time or heap fails its render, and the next render gets a fresh worker.
+import { describe, expect, it } from 'vitest';
+import { buildPrompt, buildPromptAsync, type BuildPromptInput } from '../../../src/chat/build-prompt.js';
+import { ChatTemplate, OFF_THREAD_MESSAGES } from '../../../src/chat/chat-template.js';
+import type { ChatMessage } from '../../../src/chat/messages.js';
+import { PromptTokenizer } from '../../../src/chat/prompt-tokenizer.js';
+import { renderThreadAvailable } from '../../../src/chat/render-thread.js';
+import { TemplateLimitError } from '../../../src/chat/template-limits.js';
+import { templateQuirks, toTemplateMessages } from '../../../src/chat/template-messages.js';
+import { chatTokenizer, sharedTemplate } from '../../fixtures/chat/tiny-chat-model.js';
+
+const tokenizer = chatTokenizer('qwen3');
+const prompts = new PromptTokenizer(tokenizer);
+
+function input(source: string, messages: ChatMessage[], template = new ChatTemplate(source)): BuildPromptInput {
+  return {
+    template, prompts, messages: toTemplateMessages(messages, templateQuirks(source)), tools: undefined,
+    variables: {}, now: new Date(2025, 0, 1), replay: null,
+  };
+}
+
+const conversation = (n: number): ChatMessage[] =>
+  Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} <|im_end|> with a control text` }) as ChatMessage);
+
+async function turnsDuring<T>(work: Promise<T>): Promise<{ value: T; turns: number }> {
+  let turns = 0;
+  let done = false;
+  const tick = () => {
+    if (done) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  try {
+    return { value: await work, turns };
+  } finally {
+    done = true;
+  }
+}
+
+describe.runIf(renderThreadAvailable())('the render thread', () => {
+  const qwen3 = sharedTemplate('qwen3.jinja');
+
+  it('renders a long conversation off the main thread to the same prompt', async () => {
+    const messages = conversation(3000);
+    const template = new ChatTemplate(qwen3);
+    expect(template.rendersOffThread(messages.length)).toBe(true);
+    expect(template.rendersOffThread(OFF_THREAD_MESSAGES)).toBe(false);
+    const { value: off, turns } = await turnsDuring(buildPromptAsync(input(qwen3, messages, template), 1 << 30));
+    const on = buildPrompt(input(qwen3, messages));
+    expect(off.tokens).toEqual(on.tokens);
+    expect(off.text).toBe(on.text);
+    expect(off.turnEnd()).toEqual(on.turnEnd());
+    expect(off.turnEnd()).not.toBeNull();
+    // Rendering 3,000 messages takes the interpreter tens of milliseconds; the loop went on meanwhile.
+    expect(turns).toBeGreaterThan(5);
+  });
+
+  it('moves a template to the thread once it went past a limit, and keeps the main thread free', async () => {
+    const hostile = "{% if messages|length > 2 %}{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}{% endif %}{{ messages[-1].content }}";
+    const template = new ChatTemplate(hostile);
+    const three = conversation(3);
+    expect(template.rendersOffThread(3)).toBe(false);
+    await expect(buildPromptAsync(input(hostile, three, template), 1 << 30)).rejects.toThrow(TemplateLimitError);
+    expect(template.rendersOffThread(3)).toBe(true);
+    const { turns } = await turnsDuring(buildPromptAsync(input(hostile, three, template), 1 << 30).catch((e: unknown) => e));
+    expect(turns).toBeGreaterThan(5);
+    await expect(buildPromptAsync(input(hostile, three, template), 1 << 30)).rejects.toMatchObject({ limit: 'MAX_TEMPLATE_MS' });
+    // Short conversations the template handles still render (on the thread now).
+    expect((await buildPromptAsync(input(hostile, conversation(1), template), 1 << 30)).text).toContain('message 0');
+  });
+
+  it('fails a render that exhausts the worker\'s heap, and renders with a fresh worker after', async () => {
+    // Each item a new flat string of 2^22 characters: gigabytes within the time a long conversation gets.
+    const greedy = "{% set ns = namespace(s='a', l=[]) %}{% for i in range(22) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{% for m in messages %}{% set ns.l = ns.l + [(ns.s ~ loop.index)|upper] %}{% endfor %}{{ ns.l|length }}";
+    const template = new ChatTemplate(greedy);
+    const err = await buildPromptAsync(input(greedy, conversation(8000), template), 1 << 30).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TemplateLimitError);
+    expect((err as TemplateLimitError).limit).toBe("the render thread's memory");
+    const ok = await buildPromptAsync(input(qwen3, conversation(100)), 1 << 30);
+    expect(ok.text).toContain('message 99');
+  });
+});
