@@ -1,6 +1,6 @@
 // Renders chat templates on a worker thread, so a long conversation or a hostile template never
 // holds the event loop (other streams keep streaming while it renders). One worker per process,
-// started on first use and not keeping the process alive. The worker renders under the usual
+// started on first use and keeping the process alive only while it has work. The worker renders under the usual
 // limits; as a backstop it is terminated when a job outlives MAX_TEMPLATE_MS by RENDER_GRACE_MS or
 // its heap passes RENDER_HEAP_MB, and the next job starts a fresh one.
 //
@@ -57,6 +57,8 @@ class RenderThread {
       const timer = setTimeout(() => this.fail(new TemplateLimitError('MAX_TEMPLATE_MS', `${MAX_TEMPLATE_MS} ms`)), MAX_TEMPLATE_MS + RENDER_GRACE_MS);
       timer.unref();
       this.pending.set(id, { resolve, reject, timer });
+      // Held while it has work (an awaited render must not let the process exit), let go when idle.
+      worker.ref();
       worker.postMessage(job);
     });
   }
@@ -64,7 +66,6 @@ class RenderThread {
   private start(): Worker {
     if (this.worker !== null) return this.worker;
     const worker = new Worker(WORKER_PATH!, { resourceLimits: { maxOldGenerationSizeMb: RENDER_HEAP_MB } });
-    worker.unref();
     worker.on('message', (reply: RenderReply) => this.settle(reply));
     worker.on('error', (err: Error & { code?: string }) => {
       this.fail(err.code === 'ERR_WORKER_OUT_OF_MEMORY'
@@ -74,6 +75,8 @@ class RenderThread {
     worker.on('exit', () => {
       if (this.worker === worker) this.fail(new TemplateLimitError('the render thread', 'it stopped'));
     });
+    // After the listeners (adding a 'message' listener refs the worker's port): idle until a job comes.
+    worker.unref();
     this.worker = worker;
     return worker;
   }
@@ -83,6 +86,7 @@ class RenderThread {
     if (p === undefined) return;
     this.pending.delete(reply.id);
     clearTimeout(p.timer);
+    if (this.pending.size === 0) this.worker?.unref();
     if (reply.failure !== undefined) return p.reject(new TemplateLimitError('the render thread', reply.failure));
     p.resolve(reply.outcomes!.map((o) => ('text' in o ? o.text
       : 'limit' in o ? new TemplateLimitError(o.limit, o.detail)

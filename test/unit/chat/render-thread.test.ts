@@ -2,6 +2,9 @@
 // limit, render on a worker thread (the compiled dist/ build: `npm run build` first), giving the
 // same prompt as the main thread's render while the event loop keeps turning; a template that
 // exhausts the worker's time or heap fails its render, and the next render gets a fresh worker.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildPrompt, buildPromptAsync, type BuildPromptInput } from '../../../src/chat/build-prompt.js';
 import { ChatTemplate, OFF_THREAD_MESSAGES } from '../../../src/chat/chat-template.js';
@@ -11,6 +14,7 @@ import { renderThreadAvailable } from '../../../src/chat/render-thread.js';
 import { TemplateLimitError } from '../../../src/chat/template-limits.js';
 import { templateQuirks, toTemplateMessages } from '../../../src/chat/template-messages.js';
 import { chatTokenizer, sharedTemplate } from '../../fixtures/chat/tiny-chat-model.js';
+import { repoRoot } from '../../helpers/paths.js';
 
 const tokenizer = chatTokenizer('qwen3');
 const prompts = new PromptTokenizer(tokenizer);
@@ -42,6 +46,16 @@ async function turnsDuring<T>(work: Promise<T>): Promise<{ value: T; turns: numb
 }
 
 describe.runIf(renderThreadAvailable())('the render thread', () => {
+  it('keeps the process alive while it renders, and not after', () => {
+    // A process that awaits an off-thread render gets its answer, then exits by itself.
+    const script = `import { ChatTemplate } from ${JSON.stringify(pathToFileURL(join(repoRoot, 'dist/src/chat/chat-template.js')).href)};
+      const t = new ChatTemplate('{% for m in messages %}{{ m.content }}{% endfor %}');
+      console.log(JSON.stringify(await t.renderOffThread([{ messages: [{ role: 'user', content: 'hi' }], addGenerationPrompt: true }])));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe('["hi"]');
+  });
+
   const qwen3 = sharedTemplate('qwen3.jinja');
 
   it('renders a long conversation off the main thread to the same prompt', async () => {
