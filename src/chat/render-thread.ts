@@ -65,7 +65,8 @@ class RenderThread {
 
   private start(): Worker {
     if (this.worker !== null) return this.worker;
-    const worker = new Worker(WORKER_PATH!, { resourceLimits: { maxOldGenerationSizeMb: RENDER_HEAP_MB } });
+    // None of the process's own Node flags: some (--input-type, --eval) stop a worker from starting.
+    const worker = new Worker(WORKER_PATH!, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: RENDER_HEAP_MB } });
     worker.on('message', (reply: RenderReply) => this.settle(reply));
     worker.on('error', (err: Error & { code?: string }) => {
       this.fail(err.code === 'ERR_WORKER_OUT_OF_MEMORY'
