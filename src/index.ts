@@ -20,3 +20,4 @@ export { ChatTemplateError, ChatTemplateSyntaxError, NoChatTemplateError } from 
 export { ReplayCache, type ReplayCacheOptions, type ReplayRecord } from './chat/replay-cache.js';
 export { convertHfModel, type ConvertOptions, type ConvertProgress, type ConvertResult } from './convert/convert-model.js';
 export * from './convert/errors.js';
+export { compileGrammar, GrammarMatcher, GrammarError, UnsupportedSchemaError, type GrammarSpec, type JsonSchemaOptions } from './grammar/index.js';

@@ -1,0 +1,72 @@
+// compileGrammar(spec, tokenizer): a JSON Schema, a GBNF grammar or a regular expression, compiled
+// for a model's vocabulary into a matcher (see GrammarMatcher). Compiling builds only the
+// grammar's automata; token masks are computed when first asked for and shared with later
+// grammars over the same vocabulary. The same spec compiled again reuses the compiled grammar.
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import type { GrammarDefinition } from './expr.js';
+import { GrammarError } from './errors.js';
+import { gbnfGrammar } from './gbnf.js';
+import { Grammar } from './grammar.js';
+import { jsonSchemaGrammar, type JsonSchemaOptions } from './json-schema.js';
+import { type CompiledGrammar, GrammarMatcher } from './matcher.js';
+import { NodeMasks } from './node-masks.js';
+import { regexExpr, RegexSyntaxError } from './regex.js';
+import { tokenIndexOf } from './token-index.js';
+
+export type GrammarSpec =
+  /** Output is JSON matching the schema (see the README for the supported keywords). */
+  | ({ jsonSchema: unknown } & JsonSchemaOptions)
+  /** Output matches the grammar, written in llama.cpp's GBNF; the start rule is `root`. */
+  | { gbnf: string }
+  /** Output matches the regular expression (ECMAScript syntax) as a whole. */
+  | { regex: string };
+
+/** Compiled grammars kept per vocabulary, by spec. */
+const MAX_CACHED = 64;
+const cache = new WeakMap<object, Map<string, CompiledGrammar>>();
+
+/** The grammar rules a spec stands for. Throws GrammarError or UnsupportedSchemaError. */
+export function grammarDefinition(spec: GrammarSpec): GrammarDefinition {
+  if (spec === null || typeof spec !== 'object') throw new GrammarError('a grammar spec must be { jsonSchema }, { gbnf } or { regex }');
+  const kinds = (['jsonSchema', 'gbnf', 'regex'] as const).filter((k) => k in spec && (spec as Record<string, unknown>)[k] !== undefined);
+  if (kinds.length !== 1) throw new GrammarError(`a grammar spec must have exactly one of jsonSchema, gbnf or regex; got ${kinds.length === 0 ? 'none' : kinds.join(' and ')}`);
+  if ('jsonSchema' in spec && spec.jsonSchema !== undefined) {
+    return jsonSchemaGrammar(spec.jsonSchema, spec.whitespace !== undefined ? { whitespace: spec.whitespace } : {});
+  }
+  if ('gbnf' in spec && spec.gbnf !== undefined) {
+    if (typeof spec.gbnf !== 'string') throw new GrammarError('gbnf must be a string');
+    return gbnfGrammar(spec.gbnf);
+  }
+  const source = (spec as { regex: unknown }).regex;
+  if (typeof source !== 'string') throw new GrammarError('regex must be a string');
+  try {
+    return { rules: [{ name: 'root', body: regexExpr(source, { anchored: true, encoding: 'raw' }) }], root: 0 };
+  } catch (err) {
+    if (err instanceof RegexSyntaxError) throw new GrammarError(`regex: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * Compiles `spec` for the vocabulary of `tokenizer` (what loadTokenizer() returns). The matcher
+ * starts at the beginning of the grammar; `clone()` gives more matchers sharing its masks.
+ */
+export function compileGrammar(spec: GrammarSpec, tokenizer: Tokenizer): GrammarMatcher {
+  const index = tokenIndexOf(tokenizer);
+  let byKey = cache.get(index);
+  if (byKey === undefined) cache.set(index, (byKey = new Map()));
+  const key = JSON.stringify(spec);
+  let compiled = key === undefined ? undefined : byKey.get(key);
+  if (compiled === undefined) {
+    const grammar = new Grammar(grammarDefinition(spec));
+    compiled = { grammar, index, nodeMasks: new NodeMasks(grammar, index) };
+    if (key !== undefined) {
+      if (byKey.size >= MAX_CACHED) byKey.delete(byKey.keys().next().value!);
+      byKey.set(key, compiled);
+    }
+  } else {
+    byKey.delete(key!);
+    byKey.set(key!, compiled);
+  }
+  return new GrammarMatcher(compiled);
+}

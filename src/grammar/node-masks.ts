@@ -1,0 +1,104 @@
+// The part of a mask that depends only on the innermost rule's state, computed once per state and
+// kept: walking the whole token trie from that state alone (the stack below it unknown), a token
+// whose bytes all fit without the rule ending is allowed whatever surrounds it ("inside"); where
+// the rule can end partway through a token, the rest of the token depends on the caller, so the
+// trie node is kept ("dependents") and its subtree is walked again, from the real caller's state,
+// when a mask is asked for. Grammars share these through the vocabulary's index, keyed by the
+// rule's canonical signature, so a JSON string body is walked once per vocabulary, not per schema.
+import type { Grammar } from './grammar.js';
+import { DEAD, EMPTY_STACK, Pda } from './pda.js';
+import type { TokenIndex } from './token-index.js';
+
+export interface NodeMask {
+  /** Allowed whatever the caller: a bitset of `words` words, or (when few) the token ids. */
+  readonly inside: Uint32Array | Int32Array;
+  readonly sparse: boolean;
+  /** Trie nodes after which the rule may have ended and the token goes on in the caller. */
+  readonly dependents: Int32Array;
+}
+
+/** Shared masks kept per vocabulary before the oldest are dropped (each is at most vocab/8 bytes). */
+const MAX_SHARED_MASKS = 4096;
+/** Longest signature worth sharing; longer ones belong to big one-off rules. */
+const MAX_SHARED_SIGNATURE = 16_384;
+
+export class NodeMasks {
+  private readonly local = new Map<number, NodeMask>();
+
+  constructor(private readonly grammar: Grammar, private readonly index: TokenIndex) {}
+
+  get(state: number): NodeMask {
+    let m = this.local.get(state);
+    if (m !== undefined) return m;
+    const g = this.grammar;
+    const rule = g.ruleOf[state]!;
+    const sig = g.ruleSignature(rule);
+    const shared = this.index.sharedMasks as Map<string, NodeMask>;
+    const key = sig.length <= MAX_SHARED_SIGNATURE ? `${state - g.ruleStart[rule]!}#${sig}` : null;
+    m = key === null ? undefined : shared.get(key);
+    if (m === undefined) {
+      m = computeNodeMask(g, this.index, state);
+      if (key !== null) {
+        if (shared.size >= MAX_SHARED_MASKS) shared.delete(shared.keys().next().value!);
+        shared.set(key, m);
+      }
+    }
+    this.local.set(state, m);
+    return m;
+  }
+}
+
+export function computeNodeMask(g: Grammar, index: TokenIndex, state: number): NodeMask {
+  const pda = new Pda(g);
+  const root = pda.closure([pda.push(state, EMPTY_STACK)]);
+  const bits = new Uint32Array(index.words);
+  const dependents: number[] = [];
+  let count = 0;
+  if (root !== DEAD) {
+    const { nodeByte, nodeDepth, nodeEnd, nodeToken, sameBytes } = index;
+    const stack = new Int32Array(index.maxDepth + 1);
+    stack[0] = root;
+    const n = index.nodeCount;
+    // The step tables grow while the walk discovers sets: re-read them after a miss only.
+    let trans = pda.trans;
+    let hasEmpty = pda.hasEmpty;
+    let onlyEmpty = pda.onlyEmpty;
+    let i = 1;
+    while (i < n) {
+      const from = stack[nodeDepth[i]! - 1]!;
+      const b = nodeByte[i]!;
+      let t = trans[from * 256 + b]!;
+      if (t < DEAD) {
+        t = pda.computeStep(from, b);
+        trans = pda.trans;
+        hasEmpty = pda.hasEmpty;
+        onlyEmpty = pda.onlyEmpty;
+      }
+      if (t === DEAD) {
+        i = nodeEnd[i]!;
+        continue;
+      }
+      for (let tok = nodeToken[i]!; tok >= 0; tok = sameBytes[tok]!) {
+        bits[tok >>> 5]! |= 1 << (tok & 31);
+        count++;
+      }
+      if (hasEmpty[t]) {
+        if (nodeEnd[i]! > i + 1) dependents.push(i);
+        if (onlyEmpty[t]) {
+          i = nodeEnd[i]!;
+          continue;
+        }
+      }
+      stack[nodeDepth[i]!] = t;
+      i++;
+    }
+  }
+  const deps = Int32Array.from(dependents);
+  if (count >= index.words) return { inside: bits, sparse: false, dependents: deps };
+  const ids = new Int32Array(count);
+  let k = 0;
+  for (let w = 0; w < bits.length; w++) {
+    for (let word = bits[w]!; word !== 0; word &= word - 1) ids[k++] = (w << 5) + (31 - Math.clz32(word & -word));
+  }
+  return { inside: ids, sparse: true, dependents: deps };
+}
