@@ -11,7 +11,7 @@ export { loadTokenizer } from './tokenizer/load-tokenizer.js';
 export type { Tokenizer } from './tokenizer/tokenizer.js';
 export * from './tool-calls/index.js';
 export type {
-  ChatOptions, ChatResult, ChatStreamEvent, ChatFinishReason, ChatLogger, ExplainCacheOptions,
+  ChatOptions, ChatResult, ChatStreamEvent, ChatFinishReason, ChatLogger, ExplainCacheOptions, ResponseFormat,
 } from './runtime/chat.js';
 export type { CacheExplanation, CacheDivergence } from './runtime/explain-cache.js';
 export type { ChatMessage, ChatToolCall, ChatTextPart, ToolChoice, AssistantReply } from './chat/messages.js';

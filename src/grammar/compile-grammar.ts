@@ -52,21 +52,25 @@ export function grammarDefinition(spec: GrammarSpec): GrammarDefinition {
  * starts at the beginning of the grammar; `clone()` gives more matchers sharing its masks.
  */
 export function compileGrammar(spec: GrammarSpec, tokenizer: Tokenizer): GrammarMatcher {
+  return compileDefinition(() => grammarDefinition(spec), tokenizer, JSON.stringify(spec));
+}
+
+/**
+ * A matcher for the grammar `define()` builds, reusing the one compiled before under the same
+ * `key` for this vocabulary (the key must name the grammar exactly).
+ */
+export function compileDefinition(define: () => GrammarDefinition, tokenizer: Tokenizer, key: string): GrammarMatcher {
   const index = tokenIndexOf(tokenizer);
   let byKey = cache.get(index);
   if (byKey === undefined) cache.set(index, (byKey = new Map()));
-  const key = JSON.stringify(spec);
-  let compiled = key === undefined ? undefined : byKey.get(key);
+  let compiled = byKey.get(key);
   if (compiled === undefined) {
-    const grammar = new Grammar(grammarDefinition(spec));
+    const grammar = new Grammar(define());
     compiled = { grammar, index, nodeMasks: new NodeMasks(grammar, index) };
-    if (key !== undefined) {
-      if (byKey.size >= MAX_CACHED) byKey.delete(byKey.keys().next().value!);
-      byKey.set(key, compiled);
-    }
+    if (byKey.size >= MAX_CACHED) byKey.delete(byKey.keys().next().value!);
   } else {
-    byKey.delete(key!);
-    byKey.set(key!, compiled);
+    byKey.delete(key);
   }
+  byKey.set(key, compiled);
   return new GrammarMatcher(compiled);
 }

@@ -78,3 +78,23 @@ export function complementRanges(ranges: readonly number[]): number[] {
   if (next <= MAX_CODE_POINT) out.push(next, MAX_CODE_POINT);
   return out;
 }
+
+/** Appends `def`'s rules to `rules` (references renumbered); returns the index of its root. */
+export function embedGrammar(rules: GrammarRule[], def: GrammarDefinition): number {
+  const offset = rules.length;
+  const shift = (e: Expr): Expr => {
+    switch (e.type) {
+      case 'ref': return { type: 'ref', rule: e.rule + offset };
+      case 'seq': case 'alt': return { type: e.type, items: e.items.map(shift) };
+      case 'repeat': return { ...e, item: shift(e.item) };
+      case 'graph': {
+        const edges = e.edges.slice();
+        for (let i = 0; i < edges.length; i += 4) if (edges[i + 1] === CALL) edges[i + 2]! += offset;
+        return { ...e, edges };
+      }
+      default: return e;
+    }
+  };
+  for (const r of def.rules) rules.push({ name: r.name, body: shift(r.body) });
+  return def.root + offset;
+}

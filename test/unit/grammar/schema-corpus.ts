@@ -21,9 +21,9 @@ export const CORPUS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '.
 export function schemaCorpus(): CorpusCase[] {
   const out: CorpusCase[] = [];
   for (const file of readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.json')).sort()) {
-    const doc = JSON.parse(readFileSync(join(CORPUS_DIR, file), 'utf8')) as { source: string; cases: Omit<CorpusCase, 'file'>[] };
+    const doc = JSON.parse(readFileSync(join(CORPUS_DIR, file), 'utf8')) as { source: string; cases: Array<Partial<CorpusCase> & { name: string; schema: Record<string, unknown> }> };
     if (typeof doc.source !== 'string' || doc.source.length === 0) throw new Error(`${file} has no provenance line`);
-    for (const c of doc.cases) out.push({ valid: [], invalid: [], ...c, file });
+    for (const c of doc.cases) out.push({ ...c, valid: c.valid ?? [], invalid: c.invalid ?? [], file });
   }
   return out;
 }
