@@ -47,6 +47,11 @@ export function grammarDefinition(spec: GrammarSpec): GrammarDefinition {
   }
 }
 
+/** Throws the error compiling `spec` would (GrammarError, UnsupportedSchemaError), without a vocabulary. */
+export function checkGrammar(spec: GrammarSpec): void {
+  new Grammar(grammarDefinition(spec));
+}
+
 /**
  * Compiles `spec` for the vocabulary of `tokenizer` (what loadTokenizer() returns). The matcher
  * starts at the beginning of the grammar; `clone()` gives more matchers sharing its masks.
