@@ -6,8 +6,9 @@ import { describe, expect, test } from 'vitest';
 import { compileGrammar } from '../../../src/grammar/compile-grammar.js';
 import { UnsupportedSchemaError } from '../../../src/grammar/errors.js';
 import { chatTokenizer } from '../../fixtures/chat/tiny-chat-model.js';
-import { matchText, schemaOrdered } from './match-text.js';
-import { schemaCorpus } from './schema-corpus.js';
+import { matchText } from './match-text.js';
+import { schemaOrdered } from '../../fixtures/json-schemas/schema-ordered.js';
+import { schemaCorpus } from '../../fixtures/json-schemas/corpus.js';
 import { jsonValidator } from '../../helpers/json-validator.js';
 
 function withoutMetaschema(schema: Record<string, unknown>): Record<string, unknown> {

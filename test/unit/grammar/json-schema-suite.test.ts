@@ -11,7 +11,8 @@ import { GrammarError, UnsupportedSchemaError } from '../../../src/grammar/error
 import { chatTokenizer } from '../../fixtures/chat/tiny-chat-model.js';
 import { SHARED } from '../../helpers/paths.js';
 import { KNOWN_DIFFERENCES, knownDifference } from './suite-known-differences.js';
-import { matchText, schemaOrdered } from './match-text.js';
+import { matchText } from './match-text.js';
+import { schemaOrdered } from '../../fixtures/json-schemas/schema-ordered.js';
 
 const SUITE = join(SHARED, 'json-schema-test-suite', 'tests', 'draft2020-12');
 
