@@ -11,7 +11,7 @@ import { jsonSchemaGrammar, type JsonSchemaOptions } from './json-schema.js';
 import { type CompiledGrammar, GrammarMatcher } from './matcher.js';
 import { NodeMasks } from './node-masks.js';
 import { regexExpr, RegexSyntaxError } from './regex.js';
-import { tokenIndexOf } from './token-index.js';
+import { type TokenIndex, tokenIndexOf } from './token-index.js';
 
 export type GrammarSpec =
   /** Output is JSON matching the schema (see the README for the supported keywords). */
@@ -47,6 +47,22 @@ export function grammarDefinition(spec: GrammarSpec): GrammarDefinition {
   }
 }
 
+const warmed = new WeakSet<TokenIndex>();
+
+/**
+ * Computes, once per vocabulary, the masks of the pieces every JSON grammar shares (a string's
+ * body, any JSON value, numbers): they are the largest walks (nearly every token fits inside a
+ * string), and done here they never land on a request's first tokens.
+ */
+function warmSharedMasks(index: TokenIndex): void {
+  // Any value (strings, numbers), and an object key that is not a declared name (additional properties).
+  for (const schema of [true, { properties: { a: true } }]) {
+    const grammar = new Grammar(jsonSchemaGrammar(schema));
+    const masks = new NodeMasks(grammar, index);
+    for (let s = 0; s < grammar.stateCount; s++) if (grammar.hasBytes(s)) masks.get(s);
+  }
+}
+
 /** Throws the error compiling `spec` would (GrammarError, UnsupportedSchemaError), without a vocabulary. */
 export function checkGrammar(spec: GrammarSpec): void {
   new Grammar(grammarDefinition(spec));
@@ -66,6 +82,10 @@ export function compileGrammar(spec: GrammarSpec, tokenizer: Tokenizer): Grammar
  */
 export function compileDefinition(define: () => GrammarDefinition, tokenizer: Tokenizer, key: string): GrammarMatcher {
   const index = tokenIndexOf(tokenizer);
+  if (!warmed.has(index)) {
+    warmed.add(index);
+    warmSharedMasks(index);
+  }
   let byKey = cache.get(index);
   if (byKey === undefined) cache.set(index, (byKey = new Map()));
   let compiled = byKey.get(key);

@@ -34,7 +34,7 @@ export class Grammar {
     const autos = [];
     let total = 0;
     for (const rule of rules) {
-      const a = ruleAutomaton(rule.body, MAX_DFA_STATES - total);
+      const a = cachedAutomaton(rule.body, MAX_DFA_STATES - total);
       total += a.accepting.length;
       autos.push(a);
     }
@@ -149,6 +149,24 @@ export class Grammar {
     this.signatures.set(rule, sig);
     return sig;
   }
+}
+
+/** Rule automata kept across grammars, by the text of the rule's body (shared pieces recur in every schema). */
+const AUTOMATA = new Map<string, ReturnType<typeof ruleAutomaton>>();
+const MAX_AUTOMATA = 512;
+
+function cachedAutomaton(body: GrammarDefinition['rules'][number]['body'], budget: number): ReturnType<typeof ruleAutomaton> {
+  const key = JSON.stringify(body, (_k, v: unknown) => (v === Infinity ? 'inf' : v));
+  let a = AUTOMATA.get(key);
+  if (a === undefined) {
+    a = ruleAutomaton(body, budget);
+    if (AUTOMATA.size >= MAX_AUTOMATA) AUTOMATA.delete(AUTOMATA.keys().next().value!);
+  } else {
+    AUTOMATA.delete(key);
+    if (a.accepting.length > budget) throw new GrammarError(`the grammar is too large: more than ${MAX_DFA_STATES} automaton states`);
+  }
+  AUTOMATA.set(key, a);
+  return a;
 }
 
 interface Liveness {

@@ -55,6 +55,23 @@ const STRING_CHAR = alt(
 /** One spelling per character, JSON.stringify's: for strings under patterns, formats and lengths. */
 const CANONICAL_CHAR = charSet([0, 0x10ffff], 'json');
 
+/** Constrained strings and numbers kept across schemas (they cost the most to build: intersections). */
+const STRING_BODIES = new Map<string, Expr>();
+const NUMBER_BODIES = new Map<string, Expr>();
+const MAX_CACHED_BODIES = 256;
+
+function cached(cache: Map<string, Expr>, key: string, build: () => Expr): Expr {
+  let e = cache.get(key);
+  if (e === undefined) {
+    e = build();
+    if (cache.size >= MAX_CACHED_BODIES) cache.delete(cache.keys().next().value!);
+  } else {
+    cache.delete(key);
+  }
+  cache.set(key, e);
+  return e;
+}
+
 export function jsonSchemaGrammar(schema: unknown, options: JsonSchemaOptions = {}): GrammarDefinition {
   return new SchemaCompiler(schema, options).compile();
 }
@@ -290,18 +307,18 @@ class SchemaCompiler {
       c.multipleOf = m;
     }
     const format = s['format'];
-    const bounds: Expr[] = [];
     // Other formats say nothing about numbers (string formats apply to strings only; OpenAPI's
     // float and double say how a value is stored).
-    if (typeof format === 'string' && INT_FORMATS[format] !== undefined) {
-      if (!integer) throw new UnsupportedSchemaError('format', ptr, `'${format}' on a number`);
-      const [lo, hi] = INT_FORMATS[format];
-      bounds.push(numberExpr({ integer: true, minimum: lo, maximum: hi })!);
-    }
-    const e = numberExpr(c);
-    if (e === null) throw new UnsupportedSchemaError('multipleOf', ptr, `${m} (kiln enforces integer multipleOf up to 100000 and powers of ten below one)`);
-    if (bounds.length === 0) return e;
-    return intersect(e === ANY_INTEGER || e === ANY_NUMBER ? bounds[0]! : e, bounds[0]!);
+    const intFormat = typeof format === 'string' ? INT_FORMATS[format] : undefined;
+    if (intFormat !== undefined && !integer) throw new UnsupportedSchemaError('format', ptr, `'${String(format)}' on a number`);
+    const key = JSON.stringify([c, intFormat ?? null]);
+    return cached(NUMBER_BODIES, key, () => {
+      const e = numberExpr(c);
+      if (e === null) throw new UnsupportedSchemaError('multipleOf', ptr, `${m} (kiln enforces integer multipleOf up to 100000 and powers of ten below one)`);
+      if (intFormat === undefined) return e;
+      const range = numberExpr({ integer: true, minimum: intFormat[0], maximum: intFormat[1] })!;
+      return e === ANY_INTEGER || e === ANY_NUMBER ? range : intersect(e, range);
+    });
   }
 
   private string(s: Obj, ptr: string): Expr {
@@ -309,28 +326,28 @@ class SchemaCompiler {
     const maxLength = this.count(s, 'maxLength', ptr);
     const pattern = s['pattern'];
     const format = s['format'];
-    const parts: Expr[] = [];
-    if (minLength !== undefined || maxLength !== undefined) {
-      const max = maxLength ?? Infinity;
-      if (max !== Infinity && max > MAX_REPEAT) throw new UnsupportedSchemaError('maxLength', ptr, `values above ${MAX_REPEAT} are not supported`);
-      parts.push(repeat(CANONICAL_CHAR, minLength ?? 0, max));
-    }
-    if (pattern !== undefined) {
-      if (typeof pattern !== 'string') throw new GrammarError(`'pattern' at '${ptr || '/'}' must be a string`);
-      try {
-        parts.push(regexExpr(pattern, { anchored: false, encoding: 'json' }));
-      } catch (err) {
-        if (err instanceof RegexSyntaxError) throw new UnsupportedSchemaError('pattern', ptr, err.message);
-        throw err;
+    if (minLength === undefined && maxLength === undefined && pattern === undefined && format === undefined) return this.anyString();
+    if (maxLength !== undefined && maxLength > MAX_REPEAT) throw new UnsupportedSchemaError('maxLength', ptr, `values above ${MAX_REPEAT} are not supported`);
+    if (pattern !== undefined && typeof pattern !== 'string') throw new GrammarError(`'pattern' at '${ptr || '/'}' must be a string`);
+    const formatPattern = format === undefined ? undefined : typeof format === 'string' ? FORMATS[format] : undefined;
+    if (format !== undefined && formatPattern === undefined) throw new UnsupportedSchemaError('format', ptr, `'${String(format)}' is not a string format kiln enforces`);
+    // A rule per distinct set of string constraints, its text cached across schemas: the same
+    // format or pattern compiles once, and its masks are shared by signature.
+    const key = JSON.stringify([minLength, maxLength, pattern, format]);
+    return this.builtin(`string ${key}`, () => cached(STRING_BODIES, key, () => {
+      const parts: Expr[] = [];
+      if (minLength !== undefined || maxLength !== undefined) parts.push(repeat(CANONICAL_CHAR, minLength ?? 0, maxLength ?? Infinity));
+      if (pattern !== undefined) {
+        try {
+          parts.push(regexExpr(pattern as string, { anchored: false, encoding: 'json' }));
+        } catch (err) {
+          if (err instanceof RegexSyntaxError) throw new UnsupportedSchemaError('pattern', ptr, err.message);
+          throw err;
+        }
       }
-    }
-    if (format !== undefined) {
-      const f = typeof format === 'string' ? FORMATS[format] : undefined;
-      if (f === undefined) throw new UnsupportedSchemaError('format', ptr, `'${String(format)}' is not a string format kiln enforces`);
-      parts.push(regexExpr(f, { anchored: true, encoding: 'json' }));
-    }
-    if (parts.length === 0) return this.anyString();
-    return seq(lit('"'), parts.reduce((a, b) => intersect(a, b)), lit('"'));
+      if (formatPattern !== undefined) parts.push(regexExpr(formatPattern, { anchored: true, encoding: 'json' }));
+      return seq(lit('"'), parts.reduce((a, b) => intersect(a, b)), lit('"'));
+    }));
   }
 
   private array(s: Obj, ptr: string): Expr {
@@ -458,6 +475,8 @@ class SchemaCompiler {
       }
       t.end = true;
     }
+    const rest = this.builtin('key rest', () => seq(star(CANONICAL_CHAR), lit('"')));
+    const nonAscii = this.builtin('key rest after a non-ASCII character', () => seq(chars([0x80, 0x10ffff]), rest));
     const body = (t: Trie): Expr => {
       const parts: Expr[] = [];
       const used: number[] = [];
@@ -465,7 +484,17 @@ class SchemaCompiler {
         parts.push(seq(charSet([c, c], 'json'), body(child)));
         used.push(c, c);
       }
-      parts.push(seq(charSet(complementRanges(used), 'json'), star(CANONICAL_CHAR), lit('"')));
+      // Any non-ASCII character diverges from ASCII names the same way everywhere: one shared rule.
+      const others = complementRanges(used);
+      const ascii = others.length >= 2 && used.every((c) => c < 0x80) && others[others.length - 1] === 0x10ffff && others[others.length - 2]! <= 0x80;
+      if (ascii) {
+        const cut = others.slice();
+        cut[cut.length - 1] = 0x7f;
+        if (cut[cut.length - 2]! <= 0x7f) parts.push(seq(charSet(cut, 'json'), rest));
+        parts.push(nonAscii);
+      } else {
+        parts.push(seq(charSet(others, 'json'), rest));
+      }
       if (!t.end) parts.push(lit('"'));
       return alt(...parts);
     };

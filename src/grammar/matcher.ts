@@ -2,7 +2,8 @@
 // state after a token. The mask for a state is the union, over its stacks, of the innermost
 // state's kept mask (NodeMasks) and the walk of its dependent subtrees from the caller's state;
 // those walks and whole masks are remembered per state, so a long string value costs one copy
-// per token.
+// per token. Matchers of one grammar share the interned states, step tables and remembered masks
+// (MatchTables), so a schema seen before costs table reads from its first token.
 import type { Grammar } from './grammar.js';
 import type { NodeMasks } from './node-masks.js';
 import { DEAD, EMPTY_STACK, Pda } from './pda.js';
@@ -13,10 +14,35 @@ export interface CompiledGrammar {
   readonly grammar: Grammar;
   readonly index: TokenIndex;
   readonly nodeMasks: NodeMasks;
+  /** Set by the matchers (see tablesOf). */
+  tables?: MatchTables;
 }
 
-/** Whole masks remembered per matcher state, most recent kept. */
+/** Whole masks remembered per grammar, most recent kept (each is vocabSize / 8 bytes). */
 const MASK_MEMO = 64;
+/** Interned sets a grammar's shared tables may hold before new matchers start fresh ones. */
+const MAX_SHARED_SETS = 50_000;
+
+/** The interned matcher states of one grammar, their step tables, and the masks computed from them. */
+class MatchTables {
+  readonly pda: Pda;
+  readonly initial: number;
+  readonly masks = new Map<number, Uint32Array>();
+  /** Per innermost state, per caller set: the dependent tokens. */
+  readonly dependentTokens = new Map<number, Map<number, Int32Array>>();
+
+  constructor(grammar: Grammar) {
+    this.pda = new Pda(grammar);
+    this.initial = this.pda.closure([this.pda.push(grammar.ruleStart[grammar.root]!, EMPTY_STACK)]);
+  }
+}
+
+function tablesOf(compiled: CompiledGrammar): MatchTables {
+  let t = compiled.tables;
+  // Matchers keep the tables they started with; a grammar whose tables grew large gets fresh ones.
+  if (t === undefined || t.pda.setCount > MAX_SHARED_SETS) compiled.tables = t = new MatchTables(compiled.grammar);
+  return t;
+}
 
 export class GrammarMatcher {
   readonly vocabSize: number;
@@ -25,17 +51,19 @@ export class GrammarMatcher {
   private current: number;
   private ended = false;
   private readonly out: Uint32Array;
-  private readonly masks = new Map<number, Uint32Array>();
-  /** Per innermost state, per caller set: the dependent tokens. */
-  private readonly dependentTokens = new Map<number, Map<number, Int32Array>>();
+  private readonly masks: Map<number, Uint32Array>;
+  private readonly dependentTokens: Map<number, Map<number, Int32Array>>;
   private readonly walkStack: Int32Array;
   private readonly found: number[] = [];
 
   constructor(readonly compiled: CompiledGrammar) {
-    const { grammar, index } = compiled;
+    const { index } = compiled;
     this.vocabSize = index.vocabSize;
-    this.pda = new Pda(grammar);
-    this.initial = this.pda.closure([this.pda.push(grammar.ruleStart[grammar.root]!, EMPTY_STACK)]);
+    const tables = tablesOf(compiled);
+    this.pda = tables.pda;
+    this.initial = tables.initial;
+    this.masks = tables.masks;
+    this.dependentTokens = tables.dependentTokens;
     this.current = this.initial;
     this.out = new Uint32Array(index.words);
     this.walkStack = new Int32Array(index.maxDepth + 1);

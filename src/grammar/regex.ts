@@ -78,7 +78,7 @@ export function charSet(ranges: readonly number[], enc: CharEncoding): Expr {
   if (enc === 'raw') return chars(ranges);
   const norm = normalizeRanges(ranges);
   const plain: number[] = [];
-  const escapes: Expr[] = [];
+  const escaped: number[] = [];
   for (let i = 0; i < norm.length; i += 2) {
     const lo = norm[i]!;
     const hi = norm[i + 1]!;
@@ -87,13 +87,23 @@ export function charSet(ranges: readonly number[], enc: CharEncoding): Expr {
     for (let c = lo; c <= Math.min(hi, 0x5c); c++) {
       if (c < 0x20 || c === 0x22 || c === 0x5c) {
         if (c > from) plain.push(from, c - 1);
-        escapes.push(lit(jsonEscape(c)));
+        escaped.push(c);
         from = c + 1;
       }
     }
     if (from <= hi) plain.push(from, hi);
   }
-  const parts = plain.length > 0 ? [chars(plain), ...escapes] : escapes;
+  const parts: Expr[] = plain.length > 0 ? [chars(plain)] : [];
+  // Short escapes one by one; the \u00XY ones grouped by X, so a class of controls stays small.
+  const hexDigits: number[][] = [[], []];
+  for (const c of escaped) {
+    const e = jsonEscape(c);
+    if (e.length === 2) parts.push(lit(e));
+    else hexDigits[c >> 4]!.push(e.charCodeAt(5), e.charCodeAt(5));
+  }
+  hexDigits.forEach((digits, x) => {
+    if (digits.length > 0) parts.push(seq(lit(`\\u00${x}`), chars(digits)));
+  });
   return alt(...parts);
 }
 
