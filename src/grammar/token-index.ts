@@ -1,8 +1,30 @@
 // What the matcher needs to know about a vocabulary, built once per tokenizer: every token's
-// bytes, the end-of-generation ids, and a trie over the tokens' bytes stored as flat arrays in
-// depth-first order (each node knows where its subtree ends), so a mask is one linear walk that
-// skips a whole subtree as soon as the grammar refuses its prefix.
+// bytes, the end-of-generation ids, the token trie, and the string-character slice: the tokens
+// made only of characters a JSON string takes as they are (UTF-8, possibly ending inside a
+// character), with a second trie of all other tokens. From a grammar state where every such
+// token is allowed, a mask is that slice's bitset plus a walk of the (much smaller) second trie.
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { TokenTrie } from './token-trie.js';
+
+export interface TokenSlice {
+  /** Tokens made only of string characters, as a mask. */
+  readonly bits: Uint32Array;
+  /** The other tokens. */
+  readonly rest: TokenTrie;
+}
+
+/**
+ * The string-character automaton over bytes, as triples (state, lo, hi, next) flattened: state 0
+ * is between characters; the others are inside a UTF-8 character (well-formed sequences only).
+ */
+export const SLICE_EDGES: readonly number[] = [
+  0, 0x20, 0x21, 0, 0, 0x23, 0x5b, 0, 0, 0x5d, 0x7f, 0,
+  0, 0xc2, 0xdf, 1, 0, 0xe0, 0xe0, 4, 0, 0xe1, 0xec, 2, 0, 0xed, 0xed, 5, 0, 0xee, 0xef, 2,
+  0, 0xf0, 0xf0, 6, 0, 0xf1, 0xf3, 3, 0, 0xf4, 0xf4, 7,
+  1, 0x80, 0xbf, 0, 2, 0x80, 0xbf, 1, 3, 0x80, 0xbf, 2,
+  4, 0xa0, 0xbf, 1, 5, 0x80, 0x9f, 1, 6, 0x90, 0xbf, 2, 7, 0x80, 0x8f, 2,
+];
+const SLICE_STATES = 8;
 
 export class TokenIndex {
   readonly vocabSize: number;
@@ -12,15 +34,8 @@ export class TokenIndex {
   readonly eog: readonly number[];
   /** Per token: its bytes, or null for tokens a grammar never allows (control, end of generation, empty). */
   readonly bytes: ReadonlyArray<Uint8Array | null>;
-  /** Trie node i (0 is the root): the byte that leads to it, its depth, and the index after its subtree. */
-  readonly nodeByte: Uint8Array;
-  readonly nodeDepth: Uint16Array;
-  readonly nodeEnd: Int32Array;
-  /** The first token whose bytes end at node i, or -1; more in sameBytes. */
-  readonly nodeToken: Int32Array;
-  /** Per token: the next token with the same bytes, or -1. */
-  readonly sameBytes: Int32Array;
-  readonly maxDepth: number;
+  readonly trie: TokenTrie;
+  readonly slice: TokenSlice;
   /** Masks of grammar states, shared by every grammar compiled for this vocabulary (see NodeMasks). */
   readonly sharedMasks = new Map<string, unknown>();
 
@@ -43,54 +58,24 @@ export class TokenIndex {
     }
     this.eog = eog;
     this.bytes = bytes;
-    ids.sort((a, b) => compareBytes(bytes[a]!, bytes[b]!) || a - b);
-
-    // Nodes in depth-first order: each token adds the nodes past its common prefix with the previous.
-    const lcp = new Int32Array(ids.length);
-    let total = 1;
-    let maxDepth = 0;
-    for (let k = 0; k < ids.length; k++) {
-      const cur = bytes[ids[k]!]!;
-      lcp[k] = k === 0 ? 0 : commonPrefix(bytes[ids[k - 1]!]!, cur);
-      total += cur.length - lcp[k]!;
-      if (cur.length > maxDepth) maxDepth = cur.length;
+    this.trie = new TokenTrie(ids, bytes, n);
+    const step = new Int8Array(SLICE_STATES * 256).fill(-1);
+    for (let i = 0; i < SLICE_EDGES.length; i += 4) {
+      for (let b = SLICE_EDGES[i + 1]!; b <= SLICE_EDGES[i + 2]!; b++) step[SLICE_EDGES[i]! * 256 + b] = SLICE_EDGES[i + 3]!;
     }
-    this.maxDepth = maxDepth;
-    this.nodeByte = new Uint8Array(total);
-    this.nodeDepth = new Uint16Array(total);
-    this.nodeEnd = new Int32Array(total);
-    this.nodeToken = new Int32Array(total).fill(-1);
-    this.sameBytes = new Int32Array(n).fill(-1);
-    const open = new Int32Array(maxDepth + 1);
-    let openDepth = 0; // open[0..openDepth] is the path to the last node
-    let next = 1;
-    for (let k = 0; k < ids.length; k++) {
-      const id = ids[k]!;
-      const cur = bytes[id]!;
-      const keep = lcp[k]!;
-      if (keep === cur.length) {
-        // Same bytes as the previous token: chain it on the existing node.
-        let t = this.nodeToken[open[keep]!]!;
-        while (this.sameBytes[t] !== -1) t = this.sameBytes[t]!;
-        this.sameBytes[t] = id;
-        continue;
-      }
-      for (; openDepth > keep; openDepth--) this.nodeEnd[open[openDepth]!] = next;
-      for (let d = keep + 1; d <= cur.length; d++) {
-        this.nodeByte[next] = cur[d - 1]!;
-        this.nodeDepth[next] = d;
-        open[d] = next;
-        openDepth = d;
-        next++;
-      }
-      this.nodeToken[open[cur.length]!] = id;
+    const sliceBits = new Uint32Array(this.words);
+    const rest: number[] = [];
+    for (const id of ids) {
+      let s = 0;
+      for (const b of bytes[id]!) if (s >= 0) s = step[s * 256 + b]!;
+      if (s >= 0) sliceBits[id >>> 5]! |= 1 << (id & 31);
+      else rest.push(id);
     }
-    for (; openDepth > 0; openDepth--) this.nodeEnd[open[openDepth]!] = next;
-    this.nodeEnd[0] = next;
+    this.slice = { bits: sliceBits, rest: new TokenTrie(rest, bytes, n) };
   }
 
-  get nodeCount(): number {
-    return this.nodeByte.length;
+  get maxDepth(): number {
+    return this.trie.maxDepth;
   }
 }
 
@@ -104,17 +89,4 @@ export function tokenIndexOf(tokenizer: Tokenizer): TokenIndex {
     indexes.set(tokenizer, index);
   }
   return index;
-}
-
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
-}
-
-function commonPrefix(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  while (i < n && a[i] === b[i]) i++;
-  return i;
 }
