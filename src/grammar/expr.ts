@@ -31,6 +31,12 @@ export const EPSILON = -2;
 export interface GrammarRule {
   readonly name: string;
   readonly body: Expr;
+  /**
+   * Compute the masks of all this rule's states when the grammar is compiled, not when first
+   * asked: for regular pieces with many states (formats, patterns) whose masks are shared by every
+   * grammar that uses them, so their cost lands on the first compile, not on a request's tokens.
+   */
+  readonly eager?: boolean;
 }
 
 export interface GrammarDefinition {
@@ -95,6 +101,6 @@ export function embedGrammar(rules: GrammarRule[], def: GrammarDefinition): numb
       default: return e;
     }
   };
-  for (const r of def.rules) rules.push({ name: r.name, body: shift(r.body) });
+  for (const r of def.rules) rules.push({ ...r, body: shift(r.body) });
   return def.root + offset;
 }

@@ -9,6 +9,8 @@ import { ruleAutomaton } from './rule-automaton.js';
 
 export class Grammar {
   readonly ruleNames: readonly string[];
+  /** Rules whose masks are computed when the grammar is compiled (see GrammarRule.eager). */
+  readonly eagerRules: readonly number[];
   readonly root: number;
   /** First global state of each rule (its start state). */
   readonly ruleStart: Int32Array;
@@ -30,6 +32,7 @@ export class Grammar {
     if (rules.length === 0 || rules.length > MAX_RULES) throw new GrammarError(`a grammar needs 1 to ${MAX_RULES} rules, got ${rules.length}`);
     if (!Number.isInteger(root) || root < 0 || root >= rules.length) throw new GrammarError(`the root rule ${root} does not exist`);
     this.ruleNames = rules.map((r) => r.name);
+    this.eagerRules = rules.flatMap((r, i) => (r.eager ? [i] : []));
     this.root = root;
     const autos = [];
     let total = 0;
@@ -99,6 +102,11 @@ export class Grammar {
 
   get stateCount(): number {
     return this.accepting.length;
+  }
+
+  /** The global states of a rule. */
+  statesOf(rule: number): [first: number, end: number] {
+    return [this.ruleStart[rule]!, rule + 1 < this.ruleStart.length ? this.ruleStart[rule + 1]! : this.stateCount];
   }
 
   private cuts: number[] | null = null;

@@ -77,7 +77,7 @@ export function jsonSchemaGrammar(schema: unknown, options: JsonSchemaOptions = 
 }
 
 class SchemaCompiler {
-  private readonly rules: Array<{ name: string; body: Expr }> = [];
+  private readonly rules: Array<{ name: string; body: Expr; eager?: boolean }> = [];
   private readonly builtins = new Map<string, number>();
   private readonly targets = new Map<object, number>();
   private readonly ws: Expr;
@@ -103,16 +103,16 @@ class SchemaCompiler {
     return index;
   }
 
-  private builtin(name: string, body: () => Expr): Expr {
-    return ref(this.builtinRule(name, body));
+  private builtin(name: string, body: () => Expr, eager = false): Expr {
+    return ref(this.builtinRule(name, body, eager));
   }
 
-  private builtinRule(name: string, body: () => Expr): number {
+  private builtinRule(name: string, body: () => Expr, eager = false): number {
     let index = this.builtins.get(name);
     if (index === undefined) {
       index = this.rules.length;
       this.builtins.set(name, index);
-      this.rules.push({ name, body: NOTHING });
+      this.rules.push({ name, body: NOTHING, eager });
       this.rules[index]!.body = body();
     }
     return index;
@@ -347,7 +347,7 @@ class SchemaCompiler {
       }
       if (formatPattern !== undefined) parts.push(regexExpr(formatPattern, { anchored: true, encoding: 'json' }));
       return seq(lit('"'), parts.reduce((a, b) => intersect(a, b)), lit('"'));
-    }));
+    }), true);
   }
 
   private array(s: Obj, ptr: string): Expr {

@@ -27,10 +27,17 @@ const MAX_SHARED_MASKS = 4096;
 /** Longest signature worth sharing; longer ones belong to big one-off rules. */
 const MAX_SHARED_SIGNATURE = 16_384;
 
+/** Interned sets one grammar's walks may share before they start afresh. */
+const MAX_WALK_SETS = 20_000;
+
 export class NodeMasks {
   private readonly local = new Map<number, NodeMask>();
+  /** The walks' own matcher tables (stacks rooted at the walked state), shared by all walks of this grammar. */
+  private walkPda: Pda;
 
-  constructor(private readonly grammar: Grammar, private readonly index: TokenIndex) {}
+  constructor(private readonly grammar: Grammar, private readonly index: TokenIndex) {
+    this.walkPda = new Pda(grammar);
+  }
 
   get(state: number): NodeMask {
     let m = this.local.get(state);
@@ -42,7 +49,8 @@ export class NodeMasks {
     const key = sig !== null && sig.length <= MAX_SHARED_SIGNATURE ? `${state - g.ruleStart[rule]!}#${sig}` : null;
     m = key === null ? undefined : shared.get(key);
     if (m === undefined) {
-      m = computeNodeMask(g, this.index, state);
+      if (this.walkPda.setCount > MAX_WALK_SETS) this.walkPda = new Pda(g);
+      m = computeNodeMask(this.walkPda, this.index, state);
       if (key !== null) {
         if (shared.size >= MAX_SHARED_MASKS) shared.delete(shared.keys().next().value!);
         shared.set(key, m);
@@ -53,8 +61,7 @@ export class NodeMasks {
   }
 }
 
-export function computeNodeMask(g: Grammar, index: TokenIndex, state: number): NodeMask {
-  const pda = new Pda(g);
+export function computeNodeMask(pda: Pda, index: TokenIndex, state: number): NodeMask {
   const root = pda.closure([pda.push(state, EMPTY_STACK)]);
   const useSlice = root !== DEAD && takesEveryStringCharacter(pda, root);
   const trie = useSlice ? index.slice.rest : index.trie;
@@ -115,24 +122,37 @@ export function computeNodeMask(g: Grammar, index: TokenIndex, state: number): N
  * alike; a set that dies, or too many pairs, says no.
  */
 function takesEveryStringCharacter(pda: Pda, root: number): boolean {
-  const g = pda.grammar;
+  const steps = sliceSteps(pda.grammar);
   const seen = new Set<number>([root * 8]);
   const work = [0, root];
   while (work.length > 0) {
     const set = work.pop()!;
     const u = work.pop()!;
-    for (let e = 0; e < SLICE_EDGES.length; e += 4) {
-      if (SLICE_EDGES[e] !== u) continue;
-      for (const b of g.representatives(SLICE_EDGES[e + 1]!, SLICE_EDGES[e + 2]!)) {
-        const next = pda.step(set, b);
-        if (next === DEAD) return false;
-        const key = next * 8 + SLICE_EDGES[e + 3]!;
-        if (seen.has(key)) continue;
-        if (seen.size >= MAX_SLICE_PAIRS) return false;
-        seen.add(key);
-        work.push(SLICE_EDGES[e + 3]!, next);
-      }
+    const edges = steps[u]!;
+    for (let e = 0; e < edges.length; e += 2) {
+      const next = pda.step(set, edges[e]!);
+      if (next === DEAD) return false;
+      const key = next * 8 + edges[e + 1]!;
+      if (seen.has(key)) continue;
+      if (seen.size >= MAX_SLICE_PAIRS) return false;
+      seen.add(key);
+      work.push(edges[e + 1]!, next);
     }
   }
   return true;
+}
+
+const SLICE_STEPS = new WeakMap<Grammar, number[][]>();
+
+/** Per string-automaton state: pairs (byte, next state), one byte per run the grammar treats alike. */
+function sliceSteps(g: Grammar): number[][] {
+  let steps = SLICE_STEPS.get(g);
+  if (steps === undefined) {
+    steps = Array.from({ length: 8 }, (): number[] => []);
+    for (let e = 0; e < SLICE_EDGES.length; e += 4) {
+      for (const b of g.representatives(SLICE_EDGES[e + 1]!, SLICE_EDGES[e + 2]!)) steps[SLICE_EDGES[e]!]!.push(b, SLICE_EDGES[e + 3]!);
+    }
+    SLICE_STEPS.set(g, steps);
+  }
+  return steps;
 }

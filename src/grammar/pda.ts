@@ -19,6 +19,8 @@ export class Pda {
   private nodes = 1;
   private readonly nodeIds = new Map<number, number>();
   private readonly setIds = new Map<string, number>();
+  /** Sets of one stack, by the stack (skips building a key for the common case). */
+  private readonly singles = new Map<number, number>();
   /** Members of each set (stack ids, ascending; EMPTY_STACK first when present). */
   readonly members: Int32Array[] = [];
   /** Per set: 1 when it holds the empty stack. */
@@ -70,6 +72,18 @@ export class Pda {
   /** The set of stacks reachable from `stacks` by calls and returns alone, interned; DEAD if none. */
   closure(stacks: ArrayLike<number>): number {
     const g = this.grammar;
+    // Most steps stay inside a rule: one stack whose top neither calls nor ends its rule.
+    if (stacks.length === 1 && stacks[0] !== EMPTY_STACK) {
+      const q = this.nodeState[stacks[0]!]!;
+      if (!g.accepting[q] && g.callStart[q] === g.callStart[q + 1] && g.hasBytes(q)) {
+        let id = this.singles.get(stacks[0]!);
+        if (id === undefined) {
+          id = this.intern([stacks[0]!]);
+          this.singles.set(stacks[0]!, id);
+        }
+        return id;
+      }
+    }
     const seen = new Set<number>();
     const out: number[] = [];
     const work: number[] = Array.from(stacks);
