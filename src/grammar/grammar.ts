@@ -2,7 +2,7 @@
 // state id, trimmed so that every state left can still reach the end of its rule (so a matcher
 // that is alive can always finish), checked for left recursion (which a pushdown matcher cannot
 // run), and with a canonical signature per rule so token masks can be shared across grammars.
-import type { GrammarDefinition } from './expr.js';
+import type { Expr, GrammarDefinition } from './expr.js';
 import { GrammarError } from './errors.js';
 import { MAX_DFA_STATES, MAX_RULES } from './limits.js';
 import { ruleAutomaton } from './rule-automaton.js';
@@ -190,7 +190,24 @@ export class Grammar {
 const AUTOMATA = new Map<string, ReturnType<typeof ruleAutomaton>>();
 const MAX_AUTOMATA = 512;
 
-function cachedAutomaton(body: GrammarDefinition['rules'][number]['body'], budget: number): ReturnType<typeof ruleAutomaton> {
+/** Rule bodies larger than this (expression nodes and edges) are not worth a key's cost. */
+const MAX_CACHED_BODY = 50_000;
+
+function bodySize(e: Expr, limit: number): number {
+  switch (e.type) {
+    case 'seq': case 'alt': {
+      let n = 1;
+      for (const item of e.items) if ((n += bodySize(item, limit - n)) > limit) break;
+      return n;
+    }
+    case 'repeat': return 1 + bodySize(e.item, limit);
+    case 'graph': return 1 + e.edges.length / 4;
+    default: return 1;
+  }
+}
+
+function cachedAutomaton(body: Expr, budget: number): ReturnType<typeof ruleAutomaton> {
+  if (bodySize(body, MAX_CACHED_BODY) > MAX_CACHED_BODY) return ruleAutomaton(body, budget);
   const key = JSON.stringify(body, (_k, v: unknown) => (v === Infinity ? 'inf' : v));
   let a = AUTOMATA.get(key);
   if (a === undefined) {

@@ -6,7 +6,7 @@
 // once per vocabulary. A keyword kiln cannot enforce is an UnsupportedSchemaError naming it and
 // its JSON pointer; keywords outside JSON Schema's vocabulary are ignored, as the spec says.
 import { intersect } from './automaton-ops.js';
-import { CALL, complementRanges, EPSILON, type Expr, type GrammarDefinition, type GrammarRule, alt, chars, EMPTY, lit, NOTHING, opt, ref, repeat, seq, star } from './expr.js';
+import { CALL, complementRanges, type Expr, type GrammarDefinition, type GrammarRule, alt, chars, EMPTY, lit, NOTHING, opt, ref, repeat, seq, star } from './expr.js';
 import { GrammarError, UnsupportedSchemaError } from './errors.js';
 import { FORMATS } from './json-formats.js';
 import { Grammar } from './grammar.js';
@@ -54,6 +54,9 @@ const STRING_CHAR = alt(
 );
 /** One spelling per character, JSON.stringify's: for strings under patterns, formats and lengths. */
 const CANONICAL_CHAR = charSet([0, 0x10ffff], 'json');
+
+/** Edges of one object's members automaton: all-optional properties need about n²/2. */
+const MAX_MEMBER_EDGES = 500_000;
 
 /** Constrained strings and numbers kept across schemas (they cost the most to build: intersections). */
 const STRING_BODIES = new Map<string, Expr>();
@@ -416,7 +419,9 @@ class SchemaCompiler {
   /**
    * The members in schema order, optional ones skippable, then extra members, as one automaton:
    * states (position, members so far, whether a comma is due), members counted only as far as
-   * the min/maxProperties bounds need.
+   * the min/maxProperties bounds need. Built deterministic (from each state, a call to every
+   * member that may come next, past the optional ones), since epsilon chains over many optional
+   * properties would cost the subset construction cubic time.
    */
   private members(declared: Array<{ kv: number; required: boolean }>, extra: number, min: number, max: number): Expr {
     const cap = max !== Infinity ? max : min;
@@ -436,27 +441,28 @@ class SchemaCompiler {
       }
       return s;
     };
-    const member = (from: number, e: number, rule: number, to: number) => {
-      if (e === 0) {
-        edges.push(from, CALL, rule, to);
-      } else {
-        const mid = states++;
-        edges.push(from, CALL, comma, mid, mid, CALL, rule, to);
-      }
-    };
     id(0, 0, 0);
     while (work.length > 0) {
       const [from, k, c, e] = work.pop()!;
       const bump = Math.min(c + 1, cap);
       const full = max !== Infinity && c >= max;
-      if (k < n) {
-        const d = declared[k]!;
-        if (!full) member(from, e, d.kv, id(k + 1, bump, 1));
-        if (!d.required) edges.push(from, EPSILON, 0, id(k + 1, c, e));
-        continue;
+      // After a comma when one is due: one state for it, shared by every member that may follow.
+      let at = from;
+      if (e === 1 && !full) {
+        at = states++;
+        edges.push(from, CALL, comma, at);
       }
+      let j = k;
+      for (; j < n; j++) {
+        if (!full) edges.push(at, CALL, declared[j]!.kv, id(j + 1, bump, 1));
+        if (declared[j]!.required) break;
+      }
+      if (j < n) continue;
       if (c >= min) accepting.push(from);
-      if (extra >= 0 && !full) member(from, e, extra, id(n, bump, 1));
+      if (extra >= 0 && !full) edges.push(at, CALL, extra, id(n, bump, 1));
+      if (edges.length > MAX_MEMBER_EDGES * 4) {
+        throw new GrammarError(`the schema is too large: an object's ${n} properties (optional ones and property counts multiply the ways to write it) need more than ${MAX_MEMBER_EDGES} automaton edges`);
+      }
     }
     return { type: 'graph', states, edges, accepting };
   }

@@ -13,3 +13,5 @@ export const MAX_REPEAT = 4096;
 export const MAX_NESTING = 128;
 /** Stacks alive at once in one matcher state (an ambiguous grammar could multiply them). */
 export const MAX_STACKS = 10_000;
+/** Work units (set members, edges, call targets) one rule's determinization may take: a few seconds at most. */
+export const MAX_DETERMINIZE_WORK = 2_000_000;

@@ -3,7 +3,7 @@
 // another rule treated as one more input symbol.
 import { CALL, EPSILON, type Expr, normalizeRanges } from './expr.js';
 import { GrammarError } from './errors.js';
-import { MAX_DFA_STATES, MAX_NFA_STATES, MAX_REPEAT } from './limits.js';
+import { MAX_DETERMINIZE_WORK, MAX_DFA_STATES, MAX_NFA_STATES, MAX_REPEAT } from './limits.js';
 import { utf8Sequences } from './utf8-ranges.js';
 
 /** A rule's automaton; state 0 is the start. */
@@ -157,8 +157,13 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
     return id;
   };
   intern(nfa.closure([start]));
+  // Work done so far (set members, edges and call targets looked at): a bound on time for hostile rules
+  // (an exponential determinization), not only on the number of states.
+  let work = 0;
   for (let d = 0; d < sets.length; d++) {
     const set = sets[d]!;
+    work += set.length;
+    if (work > MAX_DETERMINIZE_WORK) throw new GrammarError('the grammar is too large: determinizing one of its rules takes too long; simplify it');
     out.accepting.push(set.includes(accept));
     // Byte edges: cut the members' ranges into pieces no member's range straddles.
     const edges: number[] = [];
@@ -172,6 +177,7 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
       }
     }
     const points = [...cuts].sort((a, b) => a - b);
+    work += edges.length / 3;
     const row: number[] = [];
     for (let p = 0; p + 1 < points.length; p++) {
       const lo = points[p]!;
@@ -196,7 +202,10 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
       }
     }
     const calls: number[] = [];
-    for (const [rule, targets] of [...byRule].sort((a, b) => a[0] - b[0])) calls.push(rule, intern(nfa.closure(targets)));
+    for (const [rule, targets] of [...byRule].sort((a, b) => a[0] - b[0])) {
+      work += targets.length;
+      calls.push(rule, intern(nfa.closure(targets)));
+    }
     out.calls.push(calls);
   }
   return out;
