@@ -11,7 +11,7 @@ export { loadTokenizer } from './tokenizer/load-tokenizer.js';
 export type { Tokenizer } from './tokenizer/tokenizer.js';
 export * from './tool-calls/index.js';
 export type {
-  ChatOptions, ChatResult, ChatStreamEvent, ChatFinishReason, ChatLogger, ExplainCacheOptions,
+  ChatOptions, ChatResult, ChatStreamEvent, ChatFinishReason, ChatLogger, ExplainCacheOptions, ResponseFormat,
 } from './runtime/chat.js';
 export type { CacheExplanation, CacheDivergence } from './runtime/explain-cache.js';
 export type { ChatMessage, ChatToolCall, ChatTextPart, ToolChoice, AssistantReply } from './chat/messages.js';
@@ -20,3 +20,4 @@ export { ChatTemplateError, ChatTemplateSyntaxError, NoChatTemplateError } from 
 export { ReplayCache, type ReplayCacheOptions, type ReplayRecord } from './chat/replay-cache.js';
 export { convertHfModel, type ConvertOptions, type ConvertProgress, type ConvertResult } from './convert/convert-model.js';
 export * from './convert/errors.js';
+export { compileGrammar, GrammarMatcher, GrammarError, UnsupportedSchemaError, type GrammarSpec, type JsonSchemaOptions } from './grammar/index.js';

@@ -3,15 +3,17 @@
 // tool, up to where the arguments begin (callOpenings). Where the openings differ (which tool,
 // which spelling, a blank line after thinking) the model chooses among them by its own logits,
 // so a required call's name is always a declared tool's; where they agree the tokens are emitted
-// without sampling. The arguments are the model's. The openings are tokenized as template text,
-// and the forced tokens run through the KV cache, detokenizer and tool-call streamer like
-// sampled ones, so the streamer parses them and exact replay records them.
+// without sampling. From there the call's body (its arguments under the tool's schema, then the
+// format's closing) is constrained by a grammar matcher, so the call always parses. The openings
+// are tokenized as template text, and the forced tokens run through the KV cache, detokenizer and
+// tool-call streamer like sampled ones, so the streamer parses them and exact replay records them.
 import type { DecodeConstraint } from '../generate/generate.js';
+import type { GrammarMatcher } from '../grammar/matcher.js';
 import { callOpenings } from '../tool-calls/call-openings.js';
 import type { ToolCallFormat } from '../tool-calls/types.js';
+import { setBits, ThinkWatcher } from './think-watcher.js';
 
 const THINK_OPEN = '<think>';
-const THINK_CLOSE = '</think>';
 /** What thinking models write between `</think>` and the answer. */
 const AFTER_THINKING = ['', '\n', '\n\n'];
 
@@ -21,20 +23,25 @@ export interface ToolChoiceConstraintOptions {
   names: readonly string[];
   /** The model's chat template (it decides Mistral's call spelling). */
   chatTemplate: string;
+  vocabSize: number;
   /** Tokenizes template text (control-token texts become their tokens). */
   encode(text: string): number[];
   /** The prompt left a `<think>` open: the answer begins after the model's `</think>`. */
   startsInReasoning: boolean;
   /** The model may open a thinking block before it answers (a thinking template that left none closed). */
   mayThink: boolean;
+  /** A matcher for the call's body after `opening`, or null to leave the arguments free. */
+  callBody?: (name: string, opening: string) => GrammarMatcher | null;
+  /** Takes over once the call is complete (later calls to strict tools), else the model is free. */
+  after?: DecodeConstraint;
 }
 
 interface TrieNode {
   readonly next: Map<number, TrieNode>;
-  /** The ids of `next`, as allowed() returns them. */
-  choices: number[];
-  /** A whole sequence ends here: a call's opening, or the `<think>` that opens reasoning. */
-  end: 'call' | 'think' | null;
+  /** The ids of `next` as a mask, built when first asked. */
+  mask: Uint32Array | null;
+  /** A whole sequence ends here: a call's opening (with its tool and text), or the `<think>` that opens reasoning. */
+  end: { kind: 'call'; name: string; opening: string } | { kind: 'think' } | null;
 }
 
 const enum Mode {
@@ -42,15 +49,18 @@ const enum Mode {
   Reasoning,
   /** Spelling an opening. */
   Opening,
-  /** The opening is written (or forcedTokens took over): the model is free. */
+  /** In the call's body, under its matcher. */
+  Body,
+  /** The call is complete (or forcedTokens took over). */
   Done,
 }
 
 export class ToolChoiceConstraint implements DecodeConstraint {
   private mode: Mode;
   private node: TrieNode | null = null;
-  /** Inside reasoning: the end of the text so far, which may hold the start of `</think>`. */
-  private tail = '';
+  private body: GrammarMatcher | null = null;
+  private started = false;
+  private readonly think = new ThinkWatcher();
 
   constructor(private readonly opts: ToolChoiceConstraintOptions) {
     if (opts.names.length === 0) throw new RangeError('a tool choice constraint needs at least one tool');
@@ -58,34 +68,62 @@ export class ToolChoiceConstraint implements DecodeConstraint {
     if (this.mode === Mode.Opening) this.node = this.trie(false);
   }
 
-  allowed(): readonly number[] | null {
-    return this.mode === Mode.Opening ? this.node!.choices : null;
+  allowed(): Uint32Array | null {
+    switch (this.mode) {
+      case Mode.Opening: {
+        const node = this.node!;
+        return (node.mask ??= setBits(new Uint32Array((this.opts.vocabSize + 31) >>> 5), [...node.next.keys()]));
+      }
+      case Mode.Body:
+        return this.body!.allowed();
+      case Mode.Done:
+        return this.opts.after?.allowed() ?? null;
+      default:
+        return null;
+    }
+  }
+
+  /** Whether kiln is writing a call now: spelling its opening (past its first token) or under its body's grammar. */
+  get inCall(): boolean {
+    if (this.mode === Mode.Body || (this.mode === Mode.Opening && this.started)) return true;
+    return this.mode === Mode.Done && (this.opts.after as { inCall?: boolean } | undefined)?.inCall === true;
+  }
+
+  prepare(): void {
+    if (this.mode === Mode.Body) this.body!.allowed();
+    else if (this.mode === Mode.Done) this.opts.after?.prepare?.();
   }
 
   accept(id: number, text: string): void {
-    if (this.mode === Mode.Opening) {
-      const next = this.node!.next.get(id);
-      if (next === undefined) {
-        // A token the constraint did not offer (forcedTokens): the caller has taken over.
-        this.mode = Mode.Done;
-      } else if (next.end === 'call') {
-        this.mode = Mode.Done;
-      } else if (next.end === 'think') {
-        this.mode = Mode.Reasoning;
-        this.tail = '';
-      } else {
-        this.node = next;
+    switch (this.mode) {
+      case Mode.Opening: {
+        const next = this.node!.next.get(id);
+        this.started = true;
+        if (next === undefined) {
+          // A token the constraint did not offer (forcedTokens): the caller has taken over.
+          this.mode = Mode.Done;
+        } else if (next.end?.kind === 'call') {
+          this.body = this.opts.callBody?.(next.end.name, next.end.opening) ?? null;
+          this.mode = this.body === null ? Mode.Done : Mode.Body;
+        } else if (next.end?.kind === 'think') {
+          this.mode = Mode.Reasoning;
+          this.started = false;
+        } else {
+          this.node = next;
+        }
+        return;
       }
-      return;
-    }
-    if (this.mode === Mode.Reasoning && text !== '') {
-      const tail = this.tail + text;
-      if (tail.includes(THINK_CLOSE)) {
-        this.mode = Mode.Opening;
-        this.node = this.trie(true);
-      } else {
-        this.tail = tail.slice(-(THINK_CLOSE.length - 1));
-      }
+      case Mode.Body:
+        if (!this.body!.accept(id) || this.body!.isComplete()) this.mode = Mode.Done;
+        return;
+      case Mode.Reasoning:
+        if (this.think.push(text) !== null) {
+          this.mode = Mode.Opening;
+          this.node = this.trie(true);
+        }
+        return;
+      case Mode.Done:
+        this.opts.after?.accept(id, text);
     }
   }
 
@@ -96,19 +134,19 @@ export class ToolChoiceConstraint implements DecodeConstraint {
     const prefixes = afterThinking ? AFTER_THINKING : [''];
     for (const name of names) {
       for (const opening of callOpenings(format, name, chatTemplate)) {
-        for (const prefix of prefixes) add(root, encode(prefix + opening), 'call');
+        for (const prefix of prefixes) add(root, encode(prefix + opening), { kind: 'call', name, opening });
       }
     }
-    if (!afterThinking && this.opts.mayThink) add(root, encode(THINK_OPEN), 'think');
+    if (!afterThinking && this.opts.mayThink) add(root, encode(THINK_OPEN), { kind: 'think' });
     return root;
   }
 }
 
 function node(): TrieNode {
-  return { next: new Map(), choices: [], end: null };
+  return { next: new Map(), mask: null, end: null };
 }
 
-function add(root: TrieNode, tokens: readonly number[], end: 'call' | 'think'): void {
+function add(root: TrieNode, tokens: readonly number[], end: NonNullable<TrieNode['end']>): void {
   if (tokens.length === 0) return;
   let at = root;
   for (const t of tokens) {
@@ -118,11 +156,9 @@ function add(root: TrieNode, tokens: readonly number[], end: 'call' | 'think'): 
     if (next === undefined) {
       next = node();
       at.next.set(t, next);
-      at.choices.push(t);
     }
     at = next;
   }
   at.end = end;
   at.next.clear();
-  at.choices = [];
 }

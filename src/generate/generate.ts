@@ -56,14 +56,18 @@ export interface GenerateRequest {
 
 /**
  * Steers decoding. Asked before each token which ids may come next: null, any (the sampler
- * decides); one id, emitted without sampling; several, the sampler picks among them. Every
- * emitted token then goes through the detokenizer, the KV cache and the text stages as a sampled
- * one does, and accept() is told it with the text it decoded to ('' while a UTF-8 character is
- * incomplete). Tokens it did not allow (forcedTokens) are told too.
+ * decides); else a bitset over the vocabulary (bit i % 32 of word i >> 5 set when token i may
+ * come; read before the next accept()): one bit, that token is emitted without sampling; several,
+ * the sampler picks among them. Every emitted token then goes through the detokenizer, the KV
+ * cache and the text stages as a sampled one does, and accept() is told it with the text it
+ * decoded to ('' while a UTF-8 character is incomplete). Tokens it did not allow (forcedTokens)
+ * are told too. prepare(), when present, is called while the next forward step runs on its
+ * worker thread: the time to compute the next allowed() so that it costs nothing after the step.
  */
 export interface DecodeConstraint {
-  allowed(): readonly number[] | null;
+  allowed(): Uint32Array | null;
   accept(id: number, text: string): void;
+  prepare?(): void;
 }
 
 /** A token as `logprobs` reports it. */
@@ -180,7 +184,9 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
     }
     if (generated.length >= req.maxTokens) break;
     if (prompt.length + generated.length >= contextSize) break; // the context is full
-    await step(graph, slot, [id], prompt.length + generated.length - 1, logits);
+    const forward = step(graph, slot, [id], prompt.length + generated.length - 1, logits);
+    req.constraint?.prepare?.();
+    await forward;
     decodeSteps++;
   }
   if (!stoppedByString) {
@@ -208,7 +214,20 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
 function pick(sampler: Sampler, logits: Float32Array, history: number[], constraint: DecodeConstraint | undefined): number {
   const allowed = constraint?.allowed() ?? null;
   if (allowed === null) return sampler.sample(logits, history);
-  return allowed.length === 1 ? allowed[0]! : sampler.sample(logits, history, allowed);
+  const only = onlyToken(allowed);
+  return only >= 0 ? only : sampler.sample(logits, history, allowed);
+}
+
+/** The one token a mask allows, or -1 when it allows none or several. */
+function onlyToken(mask: Uint32Array): number {
+  let found = -1;
+  for (let w = 0; w < mask.length; w++) {
+    const bits = mask[w]!;
+    if (bits === 0) continue;
+    if (found >= 0 || (bits & (bits - 1)) !== 0) return -1;
+    found = (w << 5) | (31 - Math.clz32(bits));
+  }
+  return found;
 }
 
 function tokenLogprob(tokenizer: Tokenizer, at: LogprobsAt): TokenLogprob {

@@ -11,7 +11,13 @@ import type { AssistantReply, ChatMessage, ToolChoice } from '../chat/messages.j
 import { PromptTokenizer, spellTokens } from '../chat/prompt-tokenizer.js';
 import { ReplayCache, type ReplayCacheOptions } from '../chat/replay-cache.js';
 import { ThinkingSplitter } from '../chat/thinking-splitter.js';
+import { AnswerGrammarConstraint } from '../chat/answer-grammar-constraint.js';
+import { argumentsSchema, callBodyGrammar } from '../chat/call-body-grammar.js';
+import { StrictCallConstraint } from '../chat/strict-call-constraint.js';
 import { ToolChoiceConstraint } from '../chat/tool-choice-constraint.js';
+import { compileDefinition, compileGrammar, type GrammarSpec } from '../grammar/compile-grammar.js';
+import { GrammarError, UnsupportedSchemaError } from '../grammar/errors.js';
+import type { GrammarMatcher } from '../grammar/matcher.js';
 import { checkDepth, templateQuirks, toTemplateMessages, type TemplateQuirks } from '../chat/template-messages.js';
 import { InvalidArgumentError } from '../errors.js';
 import { checkPromptChars, ContextLengthExceededError } from '../generate/errors.js';
@@ -35,6 +41,16 @@ interface TextStage {
 }
 
 export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'abort';
+
+/**
+ * What the answer must be: JSON matching a schema (`whitespace` 'compact', the default, or
+ * 'flexible'), any JSON object, or free text. The schema is always enforced; `strict` and `name`
+ * are accepted as OpenAI sends them.
+ */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; schema: unknown; strict?: boolean; name?: string; whitespace?: 'compact' | 'flexible' };
 
 export interface ChatOptions extends SamplingOptions {
   messages: ChatMessage[];
@@ -68,6 +84,10 @@ export interface ChatOptions extends SamplingOptions {
   logprobs?: number;
   /** Tests and benchmarks: token ids emitted instead of sampled ones (see GenerateRequest). */
   forcedTokens?: readonly number[];
+  /** Constrains the answer (after any thinking) to JSON; see ResponseFormat. Not with `grammar`. */
+  responseFormat?: ResponseFormat;
+  /** Constrains the answer (after any thinking) to a grammar: `{ gbnf }`, `{ regex }` or `{ jsonSchema }`. */
+  grammar?: GrammarSpec;
 }
 
 export interface ChatResult {
@@ -133,6 +153,10 @@ interface PreparedChat {
   /** 'required' or named: the reply must open with a call. */
   mustCall: boolean;
   replay: boolean;
+  /** The answer's grammar (responseFormat or grammar), if any. */
+  answer: GrammarMatcher | null;
+  /** Tools whose calls are constrained to their schemas wherever the model writes them. */
+  strict: Set<string>;
 }
 
 export class ChatEngine {
@@ -246,11 +270,63 @@ export class ChatEngine {
         ? { cache: this.replayCache!, scope: this.scope, format: this.format, tools }
         : null,
     };
-    return { input, tools, only, mustCall, replay };
+    const answer = this.answerGrammar(options);
+    const strict = new Set<string>();
+    tools.forEach((t, i) => {
+      if (t.function.strict !== true) return;
+      strict.add(t.function.name);
+      try {
+        this.callBody(t, this.format === 'mistral' ? '[TOOL_CALLS]' : '', true);
+      } catch (err) {
+        if (err instanceof UnsupportedSchemaError || err instanceof GrammarError) err.param = `tools[${i}].function.parameters`;
+        throw err;
+      }
+    });
+    return { input, tools, only, mustCall, replay, answer, strict };
+  }
+
+  private answerGrammar(options: ChatOptions): GrammarMatcher | null {
+    const { responseFormat: format, grammar } = options;
+    if (format !== undefined && grammar !== undefined) throw new InvalidArgumentError('send responseFormat or grammar, not both', 'grammar');
+    if (grammar !== undefined) return withParam(() => compileGrammar(grammar, this.host.tokenizer), 'grammar');
+    if (format === undefined || format === null) return null;
+    if (typeof format !== 'object') throw new InvalidArgumentError("responseFormat must be { type: 'text' | 'json_object' | 'json_schema' }", 'responseFormat');
+    switch (format.type) {
+      case 'text':
+        return null;
+      case 'json_object':
+        return compileGrammar({ jsonSchema: { type: 'object' } }, this.host.tokenizer);
+      case 'json_schema': {
+        if (format.schema === undefined) throw new InvalidArgumentError("responseFormat { type: 'json_schema' } needs a schema", 'responseFormat.schema');
+        const spec: GrammarSpec = format.whitespace !== undefined ? { jsonSchema: format.schema, whitespace: format.whitespace } : { jsonSchema: format.schema };
+        return withParam(() => compileGrammar(spec, this.host.tokenizer), 'responseFormat.schema');
+      }
+      default:
+        throw new InvalidArgumentError("responseFormat.type must be 'text', 'json_object' or 'json_schema'", 'responseFormat.type');
+    }
+  }
+
+  /** The grammar of a call's body after `opening`, compiled for this vocabulary (and remembered). */
+  private callBody(tool: OpenAITool, opening: string, leadingSpace: boolean): GrammarMatcher {
+    const format = this.format!;
+    const spelling = opening.endsWith('[CALL_ID]') ? 'id' : opening.includes('[{') ? 'list' : 'plain';
+    const key = `call\0${format}\0${spelling}\0${leadingSpace}\0${JSON.stringify(argumentsSchema(tool))}`;
+    return compileDefinition(() => callBodyGrammar(format, tool, opening, leadingSpace), this.host.tokenizer, key);
+  }
+
+  /** A forced call's body: the tool's schema where kiln can enforce it, any object where it cannot. */
+  private forcedBody(tool: OpenAITool, opening: string): GrammarMatcher {
+    try {
+      return this.callBody(tool, opening, false);
+    } catch (err) {
+      if (!(err instanceof UnsupportedSchemaError || err instanceof GrammarError)) throw err;
+      this.logger.warn('tool schema not enforceable; the forced call takes any arguments object', { tool: tool.function.name, error: err.message });
+      return this.callBody({ type: 'function', function: { name: tool.function.name } }, opening, false);
+    }
   }
 
   private async generate(options: ChatOptions, prepared: PreparedChat, stop: AbortController, emit: (e: ChatStreamEvent) => void): Promise<ChatResult> {
-    const { prompt, tools, only, mustCall } = prepared;
+    const { prompt, tools, only, mustCall, answer, strict } = prepared;
     const requestId = `chat-${++this.requests}`;
     const { maxTokens = DEFAULT_MAX_TOKENS, stop: stopStrings = [], signal, forcedTokens, parallelToolCalls, logprobs } = options;
     if (this.logger.debug !== undefined) {
@@ -265,10 +341,12 @@ export class ChatEngine {
     const choice = { only, single: parallelToolCalls === false };
     const filter = ToolCallFilter.isIdentity(choice) ? null : new ToolCallFilter(choice);
     let firstCallDone = false;
+    const sent = new SentReply();
     const send = (events: ToolCallEvent[]) => {
       for (const raw of events) {
         const e = filter === null ? raw : filter.push(raw);
         if (e === null) continue;
+        sent.push(e);
         emit(e);
         if (e.type === 'tool_call_end' && choice.single) {
           firstCallDone = true;
@@ -276,6 +354,10 @@ export class ChatEngine {
         }
       }
     };
+    const constraint = mustCall ? this.callConstraint(prompt, only === undefined ? tools.map((t) => t.function.name) : [only], tools, strict)
+      : answer !== null ? new AnswerGrammarConstraint({ matcher: answer, startsInReasoning: prompt.startsInReasoning, mayThink: this.mayThink(prompt), encode: (text) => this.prompts.encode(text, null) })
+        : strict.size > 0 ? this.strictConstraint(prompt, tools, strict)
+          : null;
     const result = await this.host.generate({
       prompt: prompt.tokens,
       maxTokens,
@@ -287,14 +369,17 @@ export class ChatEngine {
         if (!firstCallDone) send(stage.push(text));
       },
       ...(forcedTokens ? { forcedTokens } : {}),
-      ...(mustCall ? { constraint: this.callConstraint(prompt, only === undefined ? tools.map((t) => t.function.name) : [only]) } : {}),
+      ...(constraint !== null ? { constraint } : {}),
       ...(logprobs !== undefined ? { logprobs, onLogprob: (logprob: TokenLogprob) => emit({ type: 'logprob', logprob }) } : {}),
       // The template's end of the turn is rendered only for a reply that reaches it.
       endOfTurn: () => prompt.turnEnd(),
     });
-    send(stage.finish());
-    const final = stage.result!;
-    const calls = filter === null ? final.calls : final.calls.filter((c) => filter.passedIds.includes(c.id));
+    // A call kiln was writing when max_tokens cut the reply ends as streamed: nothing kiln forced
+    // becomes content, and the open call keeps the arguments sent so far.
+    const cut = result.finishReason === 'length' && (constraint as { inCall?: boolean } | null)?.inCall === true;
+    if (!cut) send(stage.finish());
+    const final = cut ? sent.reply() : stage.result!;
+    const calls = filter === null || cut ? final.calls : final.calls.filter((c) => filter.passedIds.includes(c.id));
     const message: AssistantReply = { role: 'assistant', content: final.content };
     if (final.reasoning !== '') message.reasoning = final.reasoning;
     if (calls.length > 0) {
@@ -305,9 +390,10 @@ export class ChatEngine {
         : result.finishReason === 'abort' ? 'abort'
           : result.finishReason === 'length' ? 'length'
             : calls.length > 0 ? 'tool_calls' : 'stop';
+    // A reply cut off in a call is not recorded for replay: its last call never ended.
     // A turn with dropped calls is not recorded: the client never sees them, so its copy of the
     // turn means less than the sampled tokens say, and replaying them would put them back.
-    if (prepared.replay && finishReason === 'tool_calls' && calls.length === final.calls.length) {
+    if (prepared.replay && !cut && finishReason === 'tool_calls' && calls.length === final.calls.length) {
       this.replayCache!.add({
         scope: this.scope,
         calls: final.calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
@@ -324,17 +410,67 @@ export class ChatEngine {
     return out;
   }
 
-  /** Forces the reply to open with a call to one of `names`, after any thinking. */
-  private callConstraint(prompt: BuiltPrompt, names: string[]): ToolChoiceConstraint {
+  /**
+   * Forces the reply to open with a call to one of `names`, after any thinking; the call's body
+   * follows the tool's schema. Later calls to strict tools are constrained too.
+   */
+  private callConstraint(prompt: BuiltPrompt, names: string[], tools: OpenAITool[], strict: Set<string>): ToolChoiceConstraint {
     return new ToolChoiceConstraint({
       format: this.format!,
       names,
       chatTemplate: this.template.source,
+      vocabSize: this.host.tokenizer.vocabSize,
       encode: (text) => this.prompts.encode(text, null),
       startsInReasoning: prompt.startsInReasoning,
-      // A thinking template that closed an empty block (thinking turned off) leaves none to open.
-      mayThink: this.quirks.thinks && !prompt.startsInReasoning && !/<\/think>\s*$/.test(prompt.text),
+      mayThink: this.mayThink(prompt),
+      callBody: (name, opening) => this.forcedBody(tools.find((t) => t.function.name === name)!, opening),
+      ...(strict.size > 0 ? { after: this.strictConstraint(prompt, tools, strict, false) } : {}),
     });
+  }
+
+  /** Constrains the body of every call the model writes to a strict tool. */
+  private strictConstraint(prompt: BuiltPrompt, tools: OpenAITool[], strict: Set<string>, fromStart = true): StrictCallConstraint {
+    return new StrictCallConstraint({
+      format: this.format!,
+      strict,
+      callBody: (name, opening) => this.callBody(tools.find((t) => t.function.name === name)!, opening, !/\]$|\n$/.test(opening)),
+      startsInReasoning: fromStart && prompt.startsInReasoning,
+      mayThink: fromStart && this.mayThink(prompt),
+      onUnconstrained: (name) => this.logger.warn('a strict tool call began with text its schema refuses; its arguments are left free', { tool: name }),
+    });
+  }
+
+  /** A thinking template that closed an empty block (thinking turned off) leaves none to open. */
+  private mayThink(prompt: BuiltPrompt): boolean {
+    return this.quirks.thinks && !prompt.startsInReasoning && !/<\/think>\s*$/.test(prompt.text);
+  }
+}
+
+/** Runs a grammar compile, naming the request field in its error. */
+function withParam<T>(compile: () => T, param: string): T {
+  try {
+    return compile();
+  } catch (err) {
+    if (err instanceof UnsupportedSchemaError || err instanceof GrammarError) err.param = param;
+    throw err;
+  }
+}
+
+/** The reply as the client received it, from the events sent (a reply cut off in a call). */
+class SentReply {
+  private content = '';
+  private reasoning = '';
+  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+
+  push(e: ToolCallEvent): void {
+    if (e.type === 'content') this.content += e.text;
+    else if (e.type === 'reasoning') this.reasoning += e.text;
+    else if (e.type === 'tool_call_start') this.calls.set(e.index, { id: e.id, name: e.name, arguments: '' });
+    else if (e.type === 'tool_call_arguments') this.calls.get(e.index)!.arguments += e.delta;
+  }
+
+  reply(): ParsedToolCalls {
+    return { content: this.content, reasoning: this.reasoning, calls: [...this.calls.values()] };
   }
 }
 

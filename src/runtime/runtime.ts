@@ -17,6 +17,8 @@ import type { SamplingOptions } from '../sampling/sampling-options.js';
 import { tokenizerFromGguf } from '../tokenizer/load-tokenizer.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { SlotPool } from './slot-pool.js';
+import { AnswerGrammarConstraint } from '../chat/answer-grammar-constraint.js';
+import { compileGrammar, type GrammarSpec } from '../grammar/compile-grammar.js';
 import type { ChatMessage } from '../chat/messages.js';
 import { ChatEngine, type ChatConfig, type ChatOptions, type ChatResult, type ChatStreamEvent, type ExplainCacheOptions } from './chat.js';
 import type { CacheExplanation } from './explain-cache.js';
@@ -64,6 +66,11 @@ export interface CompleteOptions extends SamplingOptions {
   logprobs?: number;
   /** With `logprobs`: receives each generated token's entry, before its text. */
   onLogprob?: (entry: TokenLogprob) => void;
+  /**
+   * Constrains the completion to a grammar: `{ jsonSchema }`, `{ gbnf }` or `{ regex }`. Generation
+   * ends when the grammar is complete (or at maxTokens).
+   */
+  grammar?: GrammarSpec;
 }
 
 /** What complete() returns: one request's generation result. */
@@ -190,15 +197,18 @@ export class Runtime {
 
   async complete(options: CompleteOptions): Promise<CompleteResult> {
     if (this.closed) throw new RuntimeClosedError();
-    const { prompt, maxTokens = 256, stop = [], signal, onStart, onToken, logprobs, onLogprob, ...sampling } = options;
+    const { prompt, maxTokens = 256, stop = [], signal, onStart, onToken, logprobs, onLogprob, grammar, ...sampling } = options;
     const ids = typeof prompt === 'string' ? await this.tokenizePrompt(prompt) : checkTokenIds(prompt, this.tokenizer.vocabSize);
     checkInt('maxTokens', maxTokens, 0, Number.MAX_SAFE_INTEGER);
     if (!Array.isArray(stop) || stop.some((s) => typeof s !== 'string' || s.length === 0)) {
       throw new InvalidArgumentError('stop must be an array of non-empty strings', 'stop');
     }
+    const constraint = grammar === undefined ? null : new AnswerGrammarConstraint({
+      matcher: compileGrammar(grammar, this.tokenizer), startsInReasoning: false, mayThink: false, encode: (text) => this.tokenizer.encode(text, { addSpecial: false }),
+    });
     return this.generateOnSlot({
       prompt: ids, maxTokens, sampling, stop, ...(signal ? { signal } : {}), ...(onStart ? { onStart } : {}), ...(onToken ? { onText: onToken } : {}),
-      ...(logprobs !== undefined ? { logprobs } : {}), ...(onLogprob ? { onLogprob } : {}),
+      ...(logprobs !== undefined ? { logprobs } : {}), ...(onLogprob ? { onLogprob } : {}), ...(constraint !== null ? { constraint } : {}),
     });
   }
 

@@ -57,6 +57,29 @@ export class Candidates {
     this.sorted = false;
   }
 
+  /**
+   * Makes only the tokens whose bit is set in `mask` candidates (bit i % 32 of word i >> 5; at
+   * least one), clamped as reset() does. Reads the bitset word by word, skipping empty words: no
+   * list of ids is built.
+   */
+  resetToMask(logits: ArrayLike<number>, mask: Uint32Array): void {
+    const n = logits.length;
+    if (mask.length !== (n + 31) >>> 5) throw new RangeError(`a mask of ${mask.length} words does not fit ${n} logits`);
+    let size = 0;
+    for (let w = 0; w < mask.length; w++) {
+      for (let bits = mask[w]!; bits !== 0; bits &= bits - 1) {
+        const id = (w << 5) | (31 - Math.clz32(bits & -bits));
+        if (id >= n) break;
+        const v = logits[id]!;
+        this.ids[size] = id;
+        this.logits[size++] = v >= FLOAT32_MAX ? FLOAT32_MAX : v > -FLOAT32_MAX ? v : -FLOAT32_MAX;
+      }
+    }
+    if (size === 0) throw new RangeError('the mask allows no token');
+    this.size = size;
+    this.sorted = false;
+  }
+
   /** Keeps the first `k` entries of the scratch arrays (written by selectTop) as the live set. */
   takeScratch(k: number): void {
     this.ids.set(this.scratchIds.subarray(0, k));

@@ -36,9 +36,10 @@ export class Sampler {
   /**
    * Picks the next token from `logits` (not modified). `history` is the token ids so far (prompt
    * and generated, as the caller chooses) that the penalties look back over. With `allowed`
-   * (distinct ids, at least one), the pick is one of them: the chain runs on those tokens alone.
+   * (distinct ids, or a bitset over the vocabulary: bit i % 32 of word i >> 5; at least one),
+   * the pick is one of them: the chain runs on those tokens alone.
    */
-  sample(logits: Float32Array, history: ArrayLike<number> = NO_HISTORY, allowed?: readonly number[]): number {
+  sample(logits: Float32Array, history: ArrayLike<number> = NO_HISTORY, allowed?: readonly number[] | Uint32Array): number {
     const o = this.options;
     const n = logits.length;
     if (n === 0) throw new RangeError('cannot sample from an empty logit row');
@@ -53,7 +54,8 @@ export class Sampler {
     logitBias(working, o.logitBias);
     const c = this.candidates;
     if (allowed !== undefined) {
-      c.resetTo(working, allowed);
+      if (allowed instanceof Uint32Array) c.resetToMask(working, allowed);
+      else c.resetTo(working, allowed);
       if (o.temperature === 0) return bestOf(c);
     } else {
       // Top-k, top-p and min-p all keep the most likely token, so they cannot change the argmax.

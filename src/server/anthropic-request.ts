@@ -9,6 +9,7 @@ import { InvalidArgumentError, quote } from '../errors.js';
 import { type ChatRequest, MAX_MESSAGES, MAX_STOP, namedChoice, readFunctionTool, readTools } from './chat-request.js';
 import { fromAnthropicToolId } from './anthropic-tool-ids.js';
 import { type Fields, invalid } from './fields.js';
+import { readAnthropicOutputFormat } from './response-format.js';
 import { anthropicSampling } from './sampling-fields.js';
 import { unsealReasoning } from './sealed-reasoning.js';
 import { refuseUnimplementedAnthropicFields } from './unimplemented-fields.js';
@@ -63,6 +64,8 @@ export function readAnthropicRequest(f: Fields): ChatRequest {
     if (type !== undefined) req.enableThinking = type !== 'disabled';
   }
   f.object('metadata');
+  const responseFormat = readAnthropicOutputFormat(f);
+  if (responseFormat !== undefined) req.responseFormat = responseFormat;
   return req;
 }
 

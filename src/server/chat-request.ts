@@ -3,6 +3,7 @@
 // OpenAI shapes, shared by the routes.
 import type { ChatMessage, ChatToolCall, ToolChoice } from '../chat/messages.js';
 import { InvalidArgumentError, quote } from '../errors.js';
+import type { ResponseFormat } from '../runtime/chat.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import type { OpenAITool } from '../tool-calls/types.js';
 import { type Fields, invalid } from './fields.js';
@@ -26,6 +27,8 @@ export interface ChatRequest {
   enableThinking?: boolean;
   /** Log-probabilities requested: the alternatives per token (0 to 20). */
   logprobs?: number;
+  /** Structured output: what the answer must be. */
+  responseFormat?: ResponseFormat;
 }
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
@@ -109,6 +112,9 @@ export function readFunctionTool(f: Fields, schemaKey: 'parameters' | 'input_sch
   if (description !== undefined) tool.function.description = description;
   const schema = f.object(schemaKey, { required: schemaKey === 'input_schema' });
   if (schema !== undefined) tool.function.parameters = schema.obj;
+  // Strict tools have their arguments constrained to the schema.
+  const strict = f.boolean('strict');
+  if (strict !== undefined) tool.function.strict = strict;
   return tool;
 }
 

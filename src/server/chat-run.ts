@@ -19,6 +19,7 @@ export function chatRun(ctx: ServerContext, req: ChatRequest): GenerationRun {
       signal,
       ...(req.enableThinking !== undefined ? { enableThinking: req.enableThinking } : {}),
       ...(req.logprobs !== undefined ? { logprobs: req.logprobs } : {}),
+      ...(req.responseFormat !== undefined ? { responseFormat: req.responseFormat } : {}),
     });
     for await (const ev of events) {
       if (ev.type === 'start') {

@@ -10,6 +10,7 @@ import { type ChatRequest, MAX_MESSAGES, readFunctionTool, readOpenAIToolChoice,
 import { ItemNotFoundError } from './errors.js';
 import { Fields, invalid, type JsonObject } from './fields.js';
 import type { ResponseOutputItem } from './responses-encoder.js';
+import { readResponsesTextFormat } from './response-format.js';
 import { openAISampling } from './sampling-fields.js';
 import { unsealReasoning } from './sealed-reasoning.js';
 import { refuseUnimplementedResponsesFields } from './unimplemented-fields.js';
@@ -39,10 +40,7 @@ export function readResponsesRequest(
     }
     return readFunctionTool(t, 'parameters');
   });
-  const text = f.object('text')?.object('format');
-  if (text !== undefined && text.string('type') !== 'text') {
-    throw new InvalidArgumentError(`'text.format.type' must be "text": structured output is not supported by this server.`, 'text.format.type');
-  }
+  const responseFormat = readResponsesTextFormat(f);
   const chat: ChatRequest = {
     messages,
     tools,
@@ -54,6 +52,7 @@ export function readResponsesRequest(
   };
   // Reasoning effort "none" asks for no reasoning: the template's thinking switch, where it has one.
   if (f.object('reasoning')?.string('effort') === 'none') chat.enableThinking = false;
+  if (responseFormat !== undefined) chat.responseFormat = responseFormat;
   return { chat, conversation };
 }
 

@@ -55,7 +55,4 @@ export function refuseUnimplementedAnthropicFields(f: Fields): void {
   if (asks(f, 'context_management')) refuse(f, 'context_management', 'this server does not edit the context; send the messages as they should be read.');
   if (asks(f, 'compaction')) refuse(f, 'compaction', 'this server does not compact conversations; leave it out.');
   if (asks(f, 'mcp_servers')) refuse(f, 'mcp_servers', 'this server connects to no MCP servers; run the tools on the client and declare them in `tools`.');
-  if (asks(f, 'output_format')) refuse(f, 'output_format', 'structured output is not supported by this server.');
-  const config = f.object('output_config');
-  if (config !== undefined && asks(config, 'format')) refuse(config, 'format', 'structured output is not supported by this server.');
 }

@@ -14,6 +14,8 @@ export interface OpenAITool {
     description?: string;
     /** JSON schema of the arguments object. */
     parameters?: Record<string, unknown>;
+    /** Constrain every call to this tool to its schema, from where its arguments begin. */
+    strict?: boolean;
   };
 }
 

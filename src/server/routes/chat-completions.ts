@@ -10,6 +10,7 @@ import { mintId, unixSeconds } from '../ids.js';
 import { OpenAIChatEncoder, openAIFinishReason, openAILogprobs, openAIUsage } from '../openai-chat-encoder.js';
 import { MAX_TOP_LOGPROBS } from '../../sampling/token-logprobs.js';
 import { ReplyAccumulator } from '../reply-accumulator.js';
+import { readChatResponseFormat } from '../response-format.js';
 import { openAISampling } from '../sampling-fields.js';
 import type { ServerContext } from '../server-context.js';
 import { refuseUnimplementedChatFields } from '../unimplemented-fields.js';
@@ -23,10 +24,7 @@ export function readChatCompletionRequest(f: Fields, ctx: ServerContext): ChatRe
   const maxTokens = f.number('max_completion_tokens', limit) ?? f.number('max_tokens', limit) ?? ctx.runtime.info.contextSize;
   const n = f.number('n', { integer: true, min: 1 });
   if (n !== undefined && n !== 1) throw new InvalidArgumentError(`'n' must be 1: kiln returns one choice per request, got ${n}.`, 'n');
-  const format = f.object('response_format');
-  if (format !== undefined && format.string('type') !== 'text') {
-    throw new InvalidArgumentError(`'response_format.type' must be "text": structured output is not supported by this server.`, 'response_format.type');
-  }
+  const responseFormat = readChatResponseFormat(f);
   f.string('user');
   const req: ChatRequest = {
     messages,
@@ -44,6 +42,7 @@ export function readChatCompletionRequest(f: Fields, ctx: ServerContext): ChatRe
   const top = f.number('top_logprobs', { integer: true, min: 0, max: MAX_TOP_LOGPROBS });
   if (top !== undefined && !logprobs) throw new InvalidArgumentError(`'top_logprobs' needs 'logprobs': true.`, 'top_logprobs');
   if (logprobs) req.logprobs = top ?? 0;
+  if (responseFormat !== undefined) req.responseFormat = responseFormat;
   return req;
 }
 

@@ -4,10 +4,17 @@ import { describe, expect, it } from 'vitest';
 import { ToolChoiceConstraint, type ToolChoiceConstraintOptions } from '../../../src/chat/tool-choice-constraint.js';
 
 const encode = (text: string) => Array.from(text, (c) => c.charCodeAt(0));
-const chars = (ids: readonly number[] | null) => (ids === null ? null : ids.map((id) => String.fromCharCode(id)).sort().join(''));
+const VOCAB = 0x10000;
+const idsOf = (mask: Uint32Array | null): number[] | null => {
+  if (mask === null) return null;
+  const ids: number[] = [];
+  for (let id = 0; id < VOCAB; id++) if ((mask[id >>> 5]! >>> (id & 31)) & 1) ids.push(id);
+  return ids;
+};
+const chars = (mask: Uint32Array | null) => idsOf(mask)?.map((id) => String.fromCharCode(id)).sort().join('') ?? null;
 
 function constraint(opts: Partial<ToolChoiceConstraintOptions> = {}): ToolChoiceConstraint {
-  return new ToolChoiceConstraint({ format: 'hermes', names: ['get_weather', 'get_time', 'search'], chatTemplate: '', encode, startsInReasoning: false, mayThink: false, ...opts });
+  return new ToolChoiceConstraint({ format: 'hermes', names: ['get_weather', 'get_time', 'search'], chatTemplate: '', vocabSize: VOCAB, encode, startsInReasoning: false, mayThink: false, ...opts });
 }
 
 /** Feeds `text` one character at a time as the model's choice; returns what was allowed before each. */
@@ -86,7 +93,7 @@ describe('ToolChoiceConstraint', () => {
     const first = (opts: Partial<ToolChoiceConstraintOptions>) => {
       const c = constraint({ names: ['f'], ...opts });
       let text = '';
-      for (let allowed = c.allowed(); allowed !== null && allowed.length === 1; allowed = c.allowed()) {
+      for (let allowed = idsOf(c.allowed()); allowed !== null && allowed.length === 1; allowed = idsOf(c.allowed())) {
         text += String.fromCharCode(allowed[0]!);
         c.accept(allowed[0]!, '');
       }

@@ -105,6 +105,20 @@ describe('Sampler', () => {
     for (let i = 0; i < 100; i++) expect([1, 2]).toContain(s.sample(logits, [], [1, 2]));
   });
 
+  it('with a bitset of allowed tokens draws exactly as with the same ids listed', () => {
+    const logits = randomLogits(151_936, 9).map((v) => v / 3);
+    const ids = [5, 77, 1000, 40_001, 151_935, 31, 32, 63, 64];
+    const mask = new Uint32Array(Math.ceil(logits.length / 32));
+    for (const id of ids) mask[id >>> 5]! |= 1 << (id & 31);
+    const options = { temperature: 0.8, topK: 5, topP: 0.9, seed: 3 };
+    const a = new Sampler(options);
+    const b = new Sampler(options);
+    for (let i = 0; i < 200; i++) expect(a.sample(logits, [], mask)).toBe(b.sample(logits, [], ids));
+    expect(new Sampler({ temperature: 0 }).sample(logits, [], mask)).toBe(new Sampler({ temperature: 0 }).sample(logits, [], ids));
+    expect(() => new Sampler().sample(logits, [], new Uint32Array(mask.length))).toThrow(/allows no token/);
+    expect(() => new Sampler().sample(logits, [], new Uint32Array(3))).toThrow(/does not fit/);
+  });
+
   it('penalizes repeats over the history the caller passes', () => {
     const logits = new Float32Array([3, 3, 3]);
     const s = new Sampler({ temperature: 0.01, frequencyPenalty: 100, seed: 1 });

@@ -1,0 +1,158 @@
+// The part of a mask that depends only on the innermost rule's state, computed once per state and
+// kept: walking the whole token trie from that state alone (the stack below it unknown), a token
+// whose bytes all fit without the rule ending is allowed whatever surrounds it ("inside"); where
+// the rule can end partway through a token, the rest of the token depends on the caller, so the
+// trie node is kept ("dependents") and its subtree is walked again, from the real caller's state,
+// when a mask is asked for. Grammars share these through the vocabulary's index, keyed by the
+// rule's canonical signature, so a JSON string body is walked once per vocabulary, not per schema.
+import type { Grammar } from './grammar.js';
+import { DEAD, EMPTY_STACK, Pda } from './pda.js';
+import { SLICE_EDGES, type TokenIndex } from './token-index.js';
+import type { TokenTrie } from './token-trie.js';
+
+export interface NodeMask {
+  /** Allowed whatever the caller: a bitset of `words` words, or (when few) the token ids. */
+  readonly inside: Uint32Array | Int32Array;
+  readonly sparse: boolean;
+  /** Nodes of `trie` after which the rule may have ended and the token goes on in the caller. */
+  readonly dependents: Int32Array;
+  readonly trie: TokenTrie;
+}
+
+/** Most (string-automaton state, matcher set) pairs the slice check follows. */
+const MAX_SLICE_PAIRS = 4096;
+
+/** Shared masks kept per vocabulary before the oldest are dropped (each is at most vocab/8 bytes). */
+const MAX_SHARED_MASKS = 4096;
+/** Longest signature worth sharing; longer ones belong to big one-off rules. */
+const MAX_SHARED_SIGNATURE = 16_384;
+
+/** Interned sets one grammar's walks may share before they start afresh. */
+const MAX_WALK_SETS = 20_000;
+
+export class NodeMasks {
+  private readonly local = new Map<number, NodeMask>();
+  /** The walks' own matcher tables (stacks rooted at the walked state), shared by all walks of this grammar. */
+  private walkPda: Pda;
+
+  constructor(private readonly grammar: Grammar, private readonly index: TokenIndex) {
+    this.walkPda = new Pda(grammar);
+  }
+
+  get(state: number): NodeMask {
+    let m = this.local.get(state);
+    if (m !== undefined) return m;
+    const g = this.grammar;
+    const rule = g.ruleOf[state]!;
+    const sig = g.ruleSignature(rule, MAX_SHARED_SIGNATURE);
+    const shared = this.index.sharedMasks as Map<string, NodeMask>;
+    const key = sig !== null && sig.length <= MAX_SHARED_SIGNATURE ? `${state - g.ruleStart[rule]!}#${sig}` : null;
+    m = key === null ? undefined : shared.get(key);
+    if (m === undefined) {
+      if (this.walkPda.setCount > MAX_WALK_SETS) this.walkPda = new Pda(g);
+      m = computeNodeMask(this.walkPda, this.index, state);
+      if (key !== null) {
+        if (shared.size >= MAX_SHARED_MASKS) shared.delete(shared.keys().next().value!);
+        shared.set(key, m);
+      }
+    }
+    this.local.set(state, m);
+    return m;
+  }
+}
+
+export function computeNodeMask(pda: Pda, index: TokenIndex, state: number): NodeMask {
+  const root = pda.closure([pda.push(state, EMPTY_STACK)]);
+  const useSlice = root !== DEAD && takesEveryStringCharacter(pda, root);
+  const trie = useSlice ? index.slice.rest : index.trie;
+  const bits = useSlice ? index.slice.bits.slice() : new Uint32Array(index.words);
+  const dependents: number[] = [];
+  if (root !== DEAD) {
+    const { nodeByte, nodeDepth, nodeEnd, nodeToken, sameBytes } = trie;
+    const stack = new Int32Array(trie.maxDepth + 1);
+    stack[0] = root;
+    const n = trie.nodeCount;
+    // The step tables grow while the walk discovers sets: re-read them after a miss only.
+    let trans = pda.trans;
+    let hasEmpty = pda.hasEmpty;
+    let onlyEmpty = pda.onlyEmpty;
+    let i = 1;
+    while (i < n) {
+      const from = stack[nodeDepth[i]! - 1]!;
+      const b = nodeByte[i]!;
+      let t = trans[from * 256 + b]!;
+      if (t < DEAD) {
+        t = pda.computeStep(from, b);
+        trans = pda.trans;
+        hasEmpty = pda.hasEmpty;
+        onlyEmpty = pda.onlyEmpty;
+      }
+      if (t === DEAD) {
+        i = nodeEnd[i]!;
+        continue;
+      }
+      for (let tok = nodeToken[i]!; tok >= 0; tok = sameBytes[tok]!) bits[tok >>> 5]! |= 1 << (tok & 31);
+      if (hasEmpty[t]) {
+        if (nodeEnd[i]! > i + 1) dependents.push(i);
+        if (onlyEmpty[t]) {
+          i = nodeEnd[i]!;
+          continue;
+        }
+      }
+      stack[nodeDepth[i]!] = t;
+      i++;
+    }
+  }
+  const deps = Int32Array.from(dependents);
+  let count = 0;
+  for (let w = 0; w < bits.length; w++) for (let x = bits[w]!; x !== 0; x &= x - 1) count++;
+  if (count >= index.words) return { inside: bits, sparse: false, dependents: deps, trie };
+  const ids = new Int32Array(count);
+  let k = 0;
+  for (let w = 0; w < bits.length; w++) {
+    for (let word = bits[w]!; word !== 0; word &= word - 1) ids[k++] = (w << 5) + (31 - Math.clz32(word & -word));
+  }
+  return { inside: ids, sparse: true, dependents: deps, trie };
+}
+
+/**
+ * Whether every string of string characters (see SLICE_EDGES) keeps the rule alive from `root`:
+ * then every token of the vocabulary's slice is allowed there, and only the other tokens need a
+ * walk. Follows (string-automaton state, matcher set) pairs, one byte per run the grammar treats
+ * alike; a set that dies, or too many pairs, says no.
+ */
+function takesEveryStringCharacter(pda: Pda, root: number): boolean {
+  const steps = sliceSteps(pda.grammar);
+  const seen = new Set<number>([root * 8]);
+  const work = [0, root];
+  while (work.length > 0) {
+    const set = work.pop()!;
+    const u = work.pop()!;
+    const edges = steps[u]!;
+    for (let e = 0; e < edges.length; e += 2) {
+      const next = pda.step(set, edges[e]!);
+      if (next === DEAD) return false;
+      const key = next * 8 + edges[e + 1]!;
+      if (seen.has(key)) continue;
+      if (seen.size >= MAX_SLICE_PAIRS) return false;
+      seen.add(key);
+      work.push(edges[e + 1]!, next);
+    }
+  }
+  return true;
+}
+
+const SLICE_STEPS = new WeakMap<Grammar, number[][]>();
+
+/** Per string-automaton state: pairs (byte, next state), one byte per run the grammar treats alike. */
+function sliceSteps(g: Grammar): number[][] {
+  let steps = SLICE_STEPS.get(g);
+  if (steps === undefined) {
+    steps = Array.from({ length: 8 }, (): number[] => []);
+    for (let e = 0; e < SLICE_EDGES.length; e += 4) {
+      for (const b of g.representatives(SLICE_EDGES[e + 1]!, SLICE_EDGES[e + 2]!)) steps[SLICE_EDGES[e]!]!.push(b, SLICE_EDGES[e + 3]!);
+    }
+    SLICE_STEPS.set(g, steps);
+  }
+  return steps;
+}

@@ -1,0 +1,92 @@
+// What the matcher needs to know about a vocabulary, built once per tokenizer: every token's
+// bytes, the end-of-generation ids, the token trie, and the string-character slice: the tokens
+// made only of characters a JSON string takes as they are (UTF-8, possibly ending inside a
+// character), with a second trie of all other tokens. From a grammar state where every such
+// token is allowed, a mask is that slice's bitset plus a walk of the (much smaller) second trie.
+import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { TokenTrie } from './token-trie.js';
+
+export interface TokenSlice {
+  /** Tokens made only of string characters, as a mask. */
+  readonly bits: Uint32Array;
+  /** The other tokens. */
+  readonly rest: TokenTrie;
+}
+
+/**
+ * The string-character automaton over bytes, as triples (state, lo, hi, next) flattened: state 0
+ * is between characters; the others are inside a UTF-8 character (well-formed sequences only).
+ */
+export const SLICE_EDGES: readonly number[] = [
+  0, 0x20, 0x21, 0, 0, 0x23, 0x5b, 0, 0, 0x5d, 0x7f, 0,
+  0, 0xc2, 0xdf, 1, 0, 0xe0, 0xe0, 4, 0, 0xe1, 0xec, 2, 0, 0xed, 0xed, 5, 0, 0xee, 0xef, 2,
+  0, 0xf0, 0xf0, 6, 0, 0xf1, 0xf3, 3, 0, 0xf4, 0xf4, 7,
+  1, 0x80, 0xbf, 0, 2, 0x80, 0xbf, 1, 3, 0x80, 0xbf, 2,
+  4, 0xa0, 0xbf, 1, 5, 0x80, 0x9f, 1, 6, 0x90, 0xbf, 2, 7, 0x80, 0x8f, 2,
+];
+const SLICE_STATES = 8;
+
+export class TokenIndex {
+  readonly vocabSize: number;
+  /** Words of a mask: ceil(vocabSize / 32). */
+  readonly words: number;
+  /** Tokens that end generation; allowed exactly when the grammar can end. */
+  readonly eog: readonly number[];
+  /** Per token: its bytes, or null for tokens a grammar never allows (control, end of generation, empty). */
+  readonly bytes: ReadonlyArray<Uint8Array | null>;
+  readonly trie: TokenTrie;
+  readonly slice: TokenSlice;
+  /** Masks of grammar states, shared by every grammar compiled for this vocabulary (see NodeMasks). */
+  readonly sharedMasks = new Map<string, unknown>();
+
+  constructor(tokenizer: Tokenizer) {
+    const n = tokenizer.vocabSize;
+    this.vocabSize = n;
+    this.words = (n + 31) >>> 5;
+    const eog: number[] = [];
+    const bytes: Array<Uint8Array | null> = new Array(n);
+    const ids: number[] = [];
+    for (let id = 0; id < n; id++) {
+      if (tokenizer.isEog(id)) {
+        eog.push(id);
+        bytes[id] = null;
+        continue;
+      }
+      const b = tokenizer.isControl(id) ? null : tokenizer.pieceBytes(id);
+      bytes[id] = b !== null && b.length > 0 && b.length < 0xffff ? b : null;
+      if (bytes[id] !== null) ids.push(id);
+    }
+    this.eog = eog;
+    this.bytes = bytes;
+    this.trie = new TokenTrie(ids, bytes, n);
+    const step = new Int8Array(SLICE_STATES * 256).fill(-1);
+    for (let i = 0; i < SLICE_EDGES.length; i += 4) {
+      for (let b = SLICE_EDGES[i + 1]!; b <= SLICE_EDGES[i + 2]!; b++) step[SLICE_EDGES[i]! * 256 + b] = SLICE_EDGES[i + 3]!;
+    }
+    const sliceBits = new Uint32Array(this.words);
+    const rest: number[] = [];
+    for (const id of ids) {
+      let s = 0;
+      for (const b of bytes[id]!) if (s >= 0) s = step[s * 256 + b]!;
+      if (s >= 0) sliceBits[id >>> 5]! |= 1 << (id & 31);
+      else rest.push(id);
+    }
+    this.slice = { bits: sliceBits, rest: new TokenTrie(rest, bytes, n) };
+  }
+
+  get maxDepth(): number {
+    return this.trie.maxDepth;
+  }
+}
+
+const indexes = new WeakMap<Tokenizer, TokenIndex>();
+
+/** The index of a tokenizer's vocabulary, built on first use. */
+export function tokenIndexOf(tokenizer: Tokenizer): TokenIndex {
+  let index = indexes.get(tokenizer);
+  if (index === undefined) {
+    index = new TokenIndex(tokenizer);
+    indexes.set(tokenizer, index);
+  }
+  return index;
+}
