@@ -15,6 +15,7 @@ import { TemplateLimitError } from '../../../src/chat/template-limits.js';
 import { templateQuirks, toTemplateMessages } from '../../../src/chat/template-messages.js';
 import { chatTokenizer, sharedTemplate } from '../../fixtures/chat/tiny-chat-model.js';
 import { repoRoot } from '../../helpers/paths.js';
+import { turnsDuring } from '../../helpers/event-loop.js';
 
 const tokenizer = chatTokenizer('qwen3');
 const prompts = new PromptTokenizer(tokenizer);
@@ -28,22 +29,6 @@ function input(source: string, messages: ChatMessage[], template = new ChatTempl
 
 const conversation = (n: number): ChatMessage[] =>
   Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} <|im_end|> with a control text` }) as ChatMessage);
-
-async function turnsDuring<T>(work: Promise<T>): Promise<{ value: T; turns: number }> {
-  let turns = 0;
-  let done = false;
-  const tick = () => {
-    if (done) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  try {
-    return { value: await work, turns };
-  } finally {
-    done = true;
-  }
-}
 
 describe.runIf(renderThreadAvailable())('the render thread', () => {
   it('keeps the process alive while it renders, and not after', () => {

@@ -15,6 +15,7 @@ import { ggufFromTokenizerJson, hfReference, lenmlTokenizer } from '../../fixtur
 import { llamaConverterJson } from '../../fixtures/tokenizer/llama-converter.js';
 import { join } from 'node:path';
 import { MODELS } from '../../helpers/paths.js';
+import { turnsDuring } from '../../helpers/event-loop.js';
 
 interface Family {
   name: string;
@@ -39,21 +40,6 @@ function families(): Family[] {
   const ref = new HfTokenizer({ ...llamaConverterJson(pieces), added_tokens: [] }, {});
   out.push({ name: 'llama2', kiln: loadSentencePieceTokenizer(path), reference: (s) => ref.encode(s, { add_special_tokens: false }).ids });
   return out;
-}
-
-/** Counts the turns of the event loop that run while `work` is pending. */
-async function turnsDuring<T>(work: Promise<T>): Promise<{ value: T; turns: number }> {
-  let turns = 0;
-  let done = false;
-  const tick = () => {
-    if (done) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  const value = await work;
-  done = true;
-  return { value, turns };
 }
 
 describe.each(families())('encodeAsync on $name', ({ kiln, reference }) => {
