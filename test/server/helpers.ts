@@ -67,7 +67,10 @@ export function parseSse(body: string): SseEvent[] {
   return out;
 }
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+/** A response whose JSON body the test reads freely (fetch types it as unknown). */
+export type JsonResponse = Omit<Response, 'json'> & { json(): Promise<any> };
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 }
 
