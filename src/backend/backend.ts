@@ -13,6 +13,20 @@ export interface CompileOptions {
   threads: number;
 }
 
+/**
+ * One forward step over tokens of several sequences (continuous batching). Row i is token
+ * `tokens[i]` at `positions[i]` in slot `slots[i]`; the rows of one slot are contiguous and at
+ * consecutive ascending positions (a decode token or a prefill chunk). Attention reads only the
+ * token's own slot's cache (its earlier positions, including rows of this step before it).
+ */
+export interface BatchStep {
+  tokens: Int32Array;
+  positions: Int32Array;
+  slots: Int32Array;
+  /** Rows whose output is wanted, ascending; output j is written at `out[j * outputWidth]`. */
+  outputs: Int32Array;
+}
+
 export interface CompiledGraph {
   /** Width of one output row (the vocabulary for a model). */
   readonly outputWidth: number;
@@ -21,6 +35,11 @@ export interface CompiledGraph {
    * every token's, when allOutputs) into `out`.
    */
   forward(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean, out: Float32Array): Promise<void>;
+  /**
+   * One forward step over a batch of sequences; writes the requested rows' outputs to `out`.
+   * A row's output does not depend on the other rows of the step (batch invariance).
+   */
+  forwardBatch(step: BatchStep, out: Float32Array): Promise<void>;
   /** Copies KV positions [0, n) from one slot to another. */
   copySlot(from: number, to: number, n: number): void;
   dispose(): void;

@@ -7,6 +7,7 @@
 // the end-of-turn token; a reply that fits none ends there too. Unlike forcedTokens, a constraint
 // that narrows the choice gets the model's best allowed token, as from a real model.
 import type { CompiledGraph } from '../../src/backend/backend.js';
+import { forwardBatchBySlot } from '../../src/backend/forward-batch-by-slot.js';
 import { generate } from '../../src/generate/generate.js';
 import { ChatEngine, type ChatConfig } from '../../src/runtime/chat.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
@@ -30,21 +31,23 @@ export function scriptedModel(rt: Runtime, config: ChatConfig = {}): ScriptedMod
   let promptLength = 0;
   // The token at every position of the one sequence slot.
   const sequence: number[] = [];
+  const forward: CompiledGraph['forward'] = async (tokens, positions, _slot, _all, out) => {
+    for (let i = 0; i < tokens.length; i++) sequence[positions[i]!] = tokens[i]!;
+    sequence.length = positions[positions.length - 1]! + 1;
+    out.fill(UNLIKELY);
+    const reply = spell(tokenizer, sequence.slice(promptLength));
+    let rank = 0;
+    for (const r of replies) {
+      if (!r.startsWith(reply)) continue;
+      const next = r === reply ? eos : tokenizer.encode(r.slice(reply.length), { addSpecial: false, parseSpecial: true })[0]!;
+      if (out[next]! === UNLIKELY) out[next] = PREFERRED - rank++;
+    }
+    if (rank === 0) out[eos] = PREFERRED;
+  };
   const graph: CompiledGraph = {
     outputWidth: tokenizer.vocabSize,
-    forward: async (tokens, positions, _slot, _all, out) => {
-      for (let i = 0; i < tokens.length; i++) sequence[positions[i]!] = tokens[i]!;
-      sequence.length = positions[positions.length - 1]! + 1;
-      out.fill(UNLIKELY);
-      const reply = spell(tokenizer, sequence.slice(promptLength));
-      let rank = 0;
-      for (const r of replies) {
-        if (!r.startsWith(reply)) continue;
-        const next = r === reply ? eos : tokenizer.encode(r.slice(reply.length), { addSpecial: false, parseSpecial: true })[0]!;
-        if (out[next]! === UNLIKELY) out[next] = PREFERRED - rank++;
-      }
-      if (rank === 0) out[eos] = PREFERRED;
-    },
+    forward,
+    forwardBatch: (step, out) => forwardBatchBySlot(forward, tokenizer.vocabSize, 1, step, out),
     copySlot: () => {},
     dispose: () => {},
   };

@@ -4,6 +4,7 @@ import type { Graph } from '../../model/graph.js';
 import { native } from '../../native/binding.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { Backend, CompileOptions, CompiledGraph } from '../backend.js';
+import { forwardBatchBySlot } from '../forward-batch-by-slot.js';
 import { toNativeGraph } from '../native-graph.js';
 
 export class CpuBackend implements Backend {
@@ -23,13 +24,15 @@ export class CpuBackend implements Backend {
     const outputWidth = graph.tensors[graph.output]!.cols;
     // The plan runs one step at a time; requests on other slots queue here, in call order.
     let tail: Promise<unknown> = Promise.resolve();
+    const forward: CompiledGraph['forward'] = (tokens, positions, slot, allOutputs, out) => {
+      const run = tail.then(() => plan.forward(tokens, positions, slot, allOutputs, out));
+      tail = run.catch(() => {});
+      return run;
+    };
     return {
       outputWidth,
-      forward: (tokens, positions, slot, allOutputs, out) => {
-        const run = tail.then(() => plan.forward(tokens, positions, slot, allOutputs, out));
-        tail = run.catch(() => {});
-        return run;
-      },
+      forward,
+      forwardBatch: (step, out) => forwardBatchBySlot(forward, outputWidth, options.slots, step, out),
       copySlot: (from, to, n) => plan.copySlot(from, to, n),
       dispose: () => plan.dispose(),
     };

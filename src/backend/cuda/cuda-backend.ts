@@ -4,7 +4,8 @@
 import type { Graph } from '../../model/graph.js';
 import { GgmlType } from '../../gguf/ggml-type.js';
 import { type CudaDevice, type CudaDeviceList, native, type NativeCudaPlan } from '../../native/binding.js';
-import type { Backend, CompileOptions, CompiledGraph } from '../backend.js';
+import type { Backend, BatchStep, CompileOptions, CompiledGraph } from '../backend.js';
+import { forwardBatchBySlot } from '../forward-batch-by-slot.js';
 import { cudaErrorFrom, CudaUnavailableError } from './errors.js';
 import { toNativeGraph } from '../native-graph.js';
 
@@ -32,10 +33,15 @@ export class CudaGraph implements CompiledGraph {
     private readonly plan: NativeCudaPlan,
     readonly outputWidth: number,
     readonly device: CudaDevice,
+    private readonly slots: number,
   ) {}
 
   forward(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean, out: Float32Array): Promise<void> {
     return this.plan.forward(tokens, positions, slot, allOutputs, out);
+  }
+
+  forwardBatch(step: BatchStep, out: Float32Array): Promise<void> {
+    return forwardBatchBySlot((t, p, s, a, o) => this.forward(t, p, s, a, o), this.outputWidth, this.slots, step, out);
   }
 
   /** A forward step that returns the argmax of the last token's output row, copying back 4 bytes instead of the row. */
@@ -98,6 +104,6 @@ export class CudaBackend implements Backend {
       plan.dispose();
       throw cudaErrorFrom(err);
     }
-    return new CudaGraph(plan, graph.tensors[graph.output]!.cols, device);
+    return new CudaGraph(plan, graph.tensors[graph.output]!.cols, device, options.slots);
   }
 }

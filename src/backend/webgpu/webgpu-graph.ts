@@ -6,7 +6,8 @@
 import { rowBytes } from '../../gguf/ggml-type.js';
 import { Op } from '../../model/graph.js';
 import { InvalidArgumentError } from '../../errors.js';
-import type { CompileOptions, CompiledGraph } from '../backend.js';
+import type { BatchStep, CompileOptions, CompiledGraph } from '../backend.js';
+import { forwardBatchBySlot } from '../forward-batch-by-slot.js';
 import { type Dispatch, DispatchTable, type Step } from './dispatch-table.js';
 import { WebGpuLimitError, WebGpuUnavailableError } from './errors.js';
 import { type GpuContext, openDevice } from './gpu-device.js';
@@ -155,6 +156,10 @@ export class WebGpuGraph implements CompiledGraph {
       this.readback.unmap();
       this.checkDevice();
     });
+  }
+
+  forwardBatch(step: BatchStep, out: Float32Array): Promise<void> {
+    return forwardBatchBySlot((t, p, s, a, o) => this.forward(t, p, s, a, o), this.outputWidth, this.options.slots, step, out);
   }
 
   /** A forward step that reads back only the argmax of the output's last row (greedy sampling). */
