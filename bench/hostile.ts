@@ -5,6 +5,8 @@
 // between two streamed tokens (next to the streams' median gap, what decoding itself takes).
 // Goal (issue 15): every attack survived, memory under 1 GiB above the model, no stream stalled
 // more than 100 ms. Hostile chat templates run on servers of their own (one is refused at start).
+// The bystanders run on a worker thread of their own: the attacker building a 7 MB body holds
+// this thread's event loop, and would otherwise show up as the server's stall.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
@@ -12,6 +14,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { loadTokenizer } from '../src/tokenizer/load-tokenizer.js';
 import { argValue, formatTable, median } from './machine.js';
 
@@ -72,7 +75,9 @@ class RssSampler {
   }
 }
 
-/** Two streaming clients and a /health poller, recording the worst gaps while an attack runs. */
+interface BystanderReport { gaps: number[]; worstHealthMs: number; healthFailures: number; streamFailures: number }
+
+/** Two streaming clients and a /health poller, recording the worst gaps while an attack runs (on the bystander thread). */
 class Bystanders {
   private running = true;
   gaps: number[] = [];
@@ -127,11 +132,29 @@ class Bystanders {
     }
   }
 
-  async stop(): Promise<void> {
+  async stop(): Promise<BystanderReport> {
     this.running = false;
     await Promise.all(this.done);
     this.agent.destroy();
+    return { gaps: this.gaps, worstHealthMs: this.worstHealthMs, healthFailures: this.healthFailures, streamFailures: this.streamFailures };
   }
+}
+
+if (!isMainThread && (workerData as { bystandersOf?: string } | null)?.bystandersOf !== undefined) {
+  const bystanders = new Bystanders((workerData as { bystandersOf: string }).bystandersOf);
+  parentPort!.once('message', () => void bystanders.stop().then((report) => parentPort!.postMessage(report)));
+}
+
+/** Starts the bystanders on a thread of their own; stop() gives what they saw. */
+function startBystanders(url: string): { stop(): Promise<BystanderReport> } {
+  const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { bystandersOf: url } });
+  return {
+    stop: () => new Promise<BystanderReport>((resolve, reject) => {
+      worker.once('message', (report: BystanderReport) => void worker.terminate().then(() => resolve(report)));
+      worker.once('error', reject);
+      worker.postMessage('stop');
+    }),
+  };
 }
 
 interface Attack {
@@ -229,13 +252,13 @@ interface Row { attack: string; replies: string; rss: string; health: string; ga
 async function measure(server: Server, name: string, work: () => Promise<Reply[]>): Promise<Row> {
   const rss = new RssSampler(server.pid);
   const start = rss.sample();
-  const bystanders = new Bystanders(server.url);
+  const observer = startBystanders(server.url);
   await new Promise((r) => setTimeout(r, 300));
   const t0 = performance.now();
   const replies = await work();
   const seconds = (performance.now() - t0) / 1000;
   await new Promise((r) => setTimeout(r, 300));
-  await bystanders.stop();
+  const bystanders = await observer.stop();
   rss.stop();
   const counts = new Map<number, number>();
   for (const r of replies) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { parseToolCalls, promptEndsInReasoning, type OpenAITool, type ToolCallFormat } from '../tool-calls/index.js';
 import type { ChatTemplate, RenderContext } from './chat-template.js';
 import { spellTokens, type PromptTokenizer } from './prompt-tokenizer.js';
+import { RenderMovesOffThread } from './template-limits.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import type { ReplayCache, ReplayRecord } from './replay-cache.js';
 import { parseJson, sameJson } from './same-json.js';
@@ -124,15 +125,24 @@ export function buildPrompt(input: BuildPromptInput): BuiltPrompt {
 export async function buildPromptAsync(input: BuildPromptInput, maxTokens: number): Promise<BuiltPrompt> {
   const esc = escapeInput(input);
   let plan: PromptPlan;
-  if (input.template.rendersOffThread(esc.escapedMessages.length)) {
+  const offThread = async () => {
     const [rendered, withReply] = await input.template.renderOffThread([
       esc.context(esc.escapedMessages, true),
       esc.context([...esc.escapedMessages, { role: 'assistant', content: TURN_PROBE }], false),
     ]);
     if (rendered instanceof Error) throw rendered;
-    plan = planPrompt(input, esc, { rendered: rendered!, withReply: withReply! });
+    return planPrompt(input, esc, { rendered: rendered!, withReply: withReply! }, true);
+  };
+  if (input.template.rendersOffThread(esc.escapedMessages.length)) {
+    plan = await offThread();
   } else {
-    plan = planPrompt(input, esc);
+    try {
+      plan = planPrompt(input, esc, undefined, true);
+    } catch (e) {
+      // The render held the event loop too long: it (and this template's later ones) renders on the render thread.
+      if (!(e instanceof RenderMovesOffThread)) throw e;
+      plan = await offThread();
+    }
   }
   let budget = maxTokens - plan.splices.reduce((n, s) => n + s.tokens.length, 0);
   const lists: number[][] = [];
@@ -164,12 +174,20 @@ function escapeInput(input: BuildPromptInput): Escaped {
   return { messages, candidates, sentinel, escapedMessages: escape(messages), context };
 }
 
-/** `pre`: the prompt already rendered (and with a reply appended), on the render thread. */
-function planPrompt(input: BuildPromptInput, esc: Escaped, pre?: { rendered: string; withReply: string | Error }): PromptPlan {
+/**
+ * `pre`: the prompt already rendered (and with a reply appended), on the render thread.
+ * `onMainThread`: renders here may hold the event loop only MAIN_THREAD_RENDER_MS (the caller can
+ * move them to the render thread); a template whose renders have moved renders nothing more here
+ * (a replayed turn found by its recorded hash still splices; one that needs a re-render does not).
+ */
+function planPrompt(input: BuildPromptInput, esc: Escaped, pre?: { rendered: string; withReply: string | Error }, onMainThread = false): PromptPlan {
   const { template, prompts, replay } = input;
   const tokenizer = prompts.tokenizer;
   const { messages, candidates, sentinel, escapedMessages } = esc;
-  const render = (msgs: readonly object[], addGenerationPrompt: boolean) => template.render(esc.context(msgs, addGenerationPrompt));
+  const render = (msgs: readonly object[], addGenerationPrompt: boolean) => {
+    if (onMainThread && template.movedOffThread) throw new RenderMovesOffThread();
+    return template.render({ ...esc.context(msgs, addGenerationPrompt), onMainThread });
+  };
   const rendered = pre?.rendered ?? render(escapedMessages, true);
 
   const splices: Splice[] = [];

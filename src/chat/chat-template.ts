@@ -7,7 +7,8 @@ import { ChatTemplateError, ChatTemplateSyntaxError } from './errors.js';
 import { renderThread, renderThreadAvailable } from './render-thread.js';
 import { strftime } from './strftime.js';
 import {
-  checkFilter, type Instrumentable, MAX_TEMPLATE_ITEMS, MAX_TEMPLATE_MS, RenderBudget, renderTimeLimit, TemplateLimitError,
+  checkFilter, type Instrumentable, MAIN_THREAD_RENDER_MS, MAX_TEMPLATE_ITEMS, MAX_TEMPLATE_MS, RenderBudget, RenderMovesOffThread, renderTimeLimit,
+  TemplateLimitError,
 } from './template-limits.js';
 
 type Program = ReturnType<typeof parse>;
@@ -76,6 +77,11 @@ export interface RenderContext {
   now?: Date;
   /** Wall time of this render; default renderTimeLimit() of the conversation's size. */
   maxRenderMs?: number;
+  /**
+   * On the event loop: stop with RenderMovesOffThread after MAIN_THREAD_RENDER_MS (when a render
+   * thread exists), and send this template's later renders to the render thread.
+   */
+  onMainThread?: boolean;
 }
 
 export interface ChatTemplateOptions {
@@ -92,7 +98,7 @@ export class ChatTemplate {
   /** sha256 of the source, hex: part of the replay cache's key. */
   readonly hash: string;
   private readonly program: Program;
-  /** Set once a render went past a limit: this template's renders move to the render thread. */
+  /** Set once a render went past a limit or held the event loop too long: this template's renders move to the render thread. */
   private hostile = false;
 
   constructor(readonly source: string, private readonly options: ChatTemplateOptions = {}) {
@@ -138,10 +144,15 @@ export class ChatTemplate {
   /**
    * Whether a conversation of this many messages should render on the render thread: a long one
    * (its render takes the event loop tens of milliseconds), or any once this template has gone
-   * past a limit.
+   * past a limit or held the event loop past MAIN_THREAD_RENDER_MS.
    */
   rendersOffThread(messages: number): boolean {
     return renderThreadAvailable() && (this.hostile || messages > OFF_THREAD_MESSAGES);
+  }
+
+  /** Whether this template's renders have moved to the render thread (see rendersOffThread). */
+  get movedOffThread(): boolean {
+    return this.hostile && renderThreadAvailable();
   }
 
   /** Renders each context on the render thread; a context the template refuses, or that passes a limit, gives its error. */
@@ -173,13 +184,14 @@ export class ChatTemplate {
       const interpreter = new Interpreter(env) as unknown as InterpreterInternals & { run(p: Program): RuntimeValueLike };
       interpreter.applyFilter = applyFilter;
       interpreter.evaluateFor = evaluateFor;
-      new RenderBudget(this.options.maxRenderMs ?? ctx.maxRenderMs ?? renderTimeLimit(ctx.messages.length)).install(interpreter);
+      const slice = ctx.onMainThread === true && renderThreadAvailable() ? MAIN_THREAD_RENDER_MS : Infinity;
+      new RenderBudget(this.options.maxRenderMs ?? ctx.maxRenderMs ?? renderTimeLimit(ctx.messages.length), undefined, slice).install(interpreter);
       const out = interpreter.run(this.program).value;
       if (typeof out !== 'string') throw new Error('the template rendered no text');
       return out;
     } catch (e) {
       if (e instanceof TemplateRaised) throw new ChatTemplateError(e.message, true);
-      if (e instanceof TemplateLimitError) {
+      if (e instanceof TemplateLimitError || e instanceof RenderMovesOffThread) {
         this.hostile = true;
         throw e;
       }

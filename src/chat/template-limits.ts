@@ -21,6 +21,20 @@ export const TEMPLATE_MS_PER_MESSAGE = 0.25;
 /** The least a loop item costs the interpreter (a scope and its variables), on a fast machine. */
 const LOOP_ITEM_MS = 0.0005;
 
+/**
+ * Wall time a render may hold the event loop when a render thread exists: past it, the render
+ * stops (RenderMovesOffThread) and the template's renders move to the render thread, so no
+ * template stalls other streams for longer than this.
+ */
+export const MAIN_THREAD_RENDER_MS = 40;
+
+/** A render on the event loop ran past MAIN_THREAD_RENDER_MS: the caller renders it on the render thread instead. */
+export class RenderMovesOffThread extends Error {
+  constructor() {
+    super(`the render held the event loop for ${MAIN_THREAD_RENDER_MS} ms; it moves to the render thread`);
+  }
+}
+
 /** How long a render of a conversation of `messages` messages may take. */
 export function renderTimeLimit(messages: number): number {
   return Math.min(MAX_TEMPLATE_MS, TEMPLATE_MS_BASE + TEMPLATE_MS_PER_MESSAGE * messages);
@@ -62,9 +76,13 @@ export interface Instrumentable {
 export class RenderBudget {
   private steps = 0;
   private readonly deadline: number;
+  /** Where the render stops with RenderMovesOffThread, before its own deadline (Infinity: never). */
+  private readonly sliceEnd: number;
 
-  constructor(private readonly maxMs = MAX_TEMPLATE_MS, private readonly maxSteps = MAX_TEMPLATE_STEPS) {
-    this.deadline = performance.now() + maxMs;
+  constructor(private readonly maxMs = MAX_TEMPLATE_MS, private readonly maxSteps = MAX_TEMPLATE_STEPS, sliceMs = Infinity) {
+    const now = performance.now();
+    this.deadline = now + maxMs;
+    this.sliceEnd = sliceMs < maxMs ? now + sliceMs : Infinity;
   }
 
   /** Puts the limits on an interpreter about to run. */
@@ -108,7 +126,9 @@ export class RenderBudget {
     const n = Array.isArray(v) ? v.length : v instanceof Map ? v.size : 0;
     this.steps += n;
     this.check();
-    if (performance.now() + n * LOOP_ITEM_MS > this.deadline) throw new TemplateLimitError('MAX_TEMPLATE_MS', `${this.maxMs.toFixed(0)} ms for this conversation`);
+    const end = performance.now() + n * LOOP_ITEM_MS;
+    if (end > this.sliceEnd && end <= this.deadline) throw new RenderMovesOffThread();
+    if (end > this.deadline) throw new TemplateLimitError('MAX_TEMPLATE_MS', `${this.maxMs.toFixed(0)} ms for this conversation`);
   }
 
   private step(): void {
@@ -117,7 +137,9 @@ export class RenderBudget {
 
   private check(): void {
     if (this.steps > this.maxSteps) throw new TemplateLimitError('MAX_TEMPLATE_STEPS', `${this.maxSteps} evaluations`);
-    if (performance.now() > this.deadline) throw new TemplateLimitError('MAX_TEMPLATE_MS', `${this.maxMs.toFixed(0)} ms for this conversation`);
+    const now = performance.now();
+    if (now > this.deadline) throw new TemplateLimitError('MAX_TEMPLATE_MS', `${this.maxMs.toFixed(0)} ms for this conversation`);
+    if (now > this.sliceEnd) throw new RenderMovesOffThread();
   }
 }
 

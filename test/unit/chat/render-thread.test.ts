@@ -11,7 +11,7 @@ import { ChatTemplate, OFF_THREAD_MESSAGES } from '../../../src/chat/chat-templa
 import type { ChatMessage } from '../../../src/chat/messages.js';
 import { PromptTokenizer } from '../../../src/chat/prompt-tokenizer.js';
 import { renderThreadAvailable } from '../../../src/chat/render-thread.js';
-import { TemplateLimitError } from '../../../src/chat/template-limits.js';
+import { MAX_TEMPLATE_MS, TemplateLimitError } from '../../../src/chat/template-limits.js';
 import { templateQuirks, toTemplateMessages } from '../../../src/chat/template-messages.js';
 import { chatTokenizer, sharedTemplate } from '../../fixtures/chat/tiny-chat-model.js';
 import { repoRoot } from '../../helpers/paths.js';
@@ -70,6 +70,21 @@ describe.runIf(renderThreadAvailable())('the render thread', () => {
     await expect(buildPromptAsync(input(hostile, three, template), 1 << 30)).rejects.toMatchObject({ limit: 'MAX_TEMPLATE_MS' });
     // Short conversations the template handles still render (on the thread now).
     expect((await buildPromptAsync(input(hostile, conversation(1), template), 1 << 30)).text).toContain('message 0');
+  });
+
+  it('moves a render that holds the event loop past MAIN_THREAD_RENDER_MS to the thread, where it finishes', async () => {
+    // Within its (raised) time limit, but hundreds of milliseconds of interpreter work.
+    const slow = '{% for i in range(200) %}{% for j in range(300) %}{% endfor %}{% endfor %}{{ messages[-1].content }}';
+    const template = new ChatTemplate(slow, { maxRenderMs: MAX_TEMPLATE_MS });
+    expect(template.rendersOffThread(1)).toBe(false);
+    const { value, turns } = await turnsDuring(buildPromptAsync(input(slow, conversation(1), template), 1 << 30));
+    expect(value.text).toContain('message 0');
+    expect(template.movedOffThread).toBe(true);
+    expect(template.rendersOffThread(1)).toBe(true);
+    // The main thread gave up after MAIN_THREAD_RENDER_MS; the loop turned while the thread rendered.
+    expect(turns).toBeGreaterThan(5);
+    // Where no thread can take it (the synchronous path), the same render runs to the end here.
+    expect(buildPrompt(input(slow, conversation(1), new ChatTemplate(slow, { maxRenderMs: MAX_TEMPLATE_MS }))).text).toBe(value.text);
   });
 
   it('fails a render that exhausts the worker\'s heap, and renders with a fresh worker after', async () => {
