@@ -4,6 +4,7 @@
 #include <napi.h>
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,32 +27,23 @@ ParsedGraph parseGraph(const Napi::Object& graph, std::vector<Napi::ObjectRefere
 
 PlanOptions parsePlanOptions(const Napi::Object& opts);
 
-// One forward step of owner->plan() on a libuv worker, as a Promise. The plan's wrapper object
-// and the arrays the step reads and writes stay referenced until it settles; owner->busy is set
-// for the duration (the caller sets it before queueing).
+// One step of owner->plan() on a libuv worker, as a Promise: `run` does the work there. The plan's
+// wrapper object and the arrays the step reads and writes (`keep`) stay referenced until it
+// settles; owner->busy is set for the duration (the caller sets it before queueing).
 template <typename Owner>
-class ForwardWorker : public Napi::AsyncWorker {
+class StepWorker : public Napi::AsyncWorker {
  public:
-  ForwardWorker(Napi::Env env, Owner* owner, Napi::Object self, Napi::Int32Array tokens, Napi::Int32Array positions,
-                int slot, bool all, Napi::Float32Array out)
-      : Napi::AsyncWorker(env, "kiln.forward"), deferred_(Napi::Promise::Deferred::New(env)), owner_(owner),
-        slot_(slot), all_(all) {
+  StepWorker(Napi::Env env, Owner* owner, Napi::Object self, const std::vector<Napi::Object>& keep, std::function<void()> run)
+      : Napi::AsyncWorker(env, "kiln.forward"), deferred_(Napi::Promise::Deferred::New(env)), owner_(owner), run_(std::move(run)) {
     self_ = Napi::Persistent(self);
-    tokensRef_ = Napi::Persistent(tokens.As<Napi::Object>());
-    positionsRef_ = Napi::Persistent(positions.As<Napi::Object>());
-    outRef_ = Napi::Persistent(out.As<Napi::Object>());
-    tokens_ = tokens.Data();
-    positions_ = positions.Data();
-    n_ = (int64_t)tokens.ElementLength();
-    out_ = out.Data();
-    outLength_ = out.ElementLength();
+    for (const Napi::Object& o : keep) keep_.push_back(Napi::Persistent(o));
   }
 
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
     try {
-      owner_->plan()->forward(tokens_, positions_, n_, slot_, all_, out_, outLength_);
+      run_();
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -70,15 +62,21 @@ class ForwardWorker : public Napi::AsyncWorker {
  private:
   Napi::Promise::Deferred deferred_;
   Owner* owner_;
-  Napi::ObjectReference self_, tokensRef_, positionsRef_, outRef_;
-  const int32_t* tokens_;
-  const int32_t* positions_;
-  int64_t n_;
-  float* out_;
-  size_t outLength_;
-  int slot_;
-  bool all_;
+  Napi::ObjectReference self_;
+  std::vector<Napi::ObjectReference> keep_;
+  std::function<void()> run_;
 };
+
+// Marks owner busy (one step at a time) and queues `run` on a StepWorker; returns its Promise.
+template <typename Owner>
+Napi::Value queueStep(const Napi::CallbackInfo& info, Owner* owner, const std::vector<Napi::Object>& keep, std::function<void()> run) {
+  bool expected = false;
+  if (!owner->busy.compare_exchange_strong(expected, true)) throw Napi::Error::New(info.Env(), "a forward step is already running on this plan");
+  auto* worker = new StepWorker<Owner>(info.Env(), owner, info.This().As<Napi::Object>(), keep, std::move(run));
+  Napi::Promise p = worker->promise();
+  worker->Queue();
+  return p;
+}
 
 // forward(tokens: Int32Array, positions: Int32Array, slot, allOutputs, out: Float32Array) for a
 // wrapper with plan() and an atomic `busy`: checks the arguments' types and queues the step.
@@ -95,14 +93,16 @@ Napi::Value queueForward(const Napi::CallbackInfo& info, Owner* owner) {
   if (out.TypedArrayType() != napi_float32_array) throw Napi::TypeError::New(env, "out must be a Float32Array");
   if (tokens.ElementLength() != positions.ElementLength())
     throw Napi::RangeError::New(env, "tokens and positions must have the same length");
-  bool expected = false;
-  if (!owner->busy.compare_exchange_strong(expected, true)) throw Napi::Error::New(env, "a forward step is already running on this plan");
-  auto* worker = new ForwardWorker<Owner>(env, owner, info.This().As<Napi::Object>(), info[0].As<Napi::Int32Array>(),
-                                          info[1].As<Napi::Int32Array>(), info[2].ToNumber().Int32Value(), info[3].ToBoolean(),
-                                          info[4].As<Napi::Float32Array>());
-  Napi::Promise p = worker->promise();
-  worker->Queue();
-  return p;
+  const int32_t* tokensData = tokens.As<Napi::Int32Array>().Data();
+  const int32_t* positionsData = positions.As<Napi::Int32Array>().Data();
+  const int64_t n = (int64_t)tokens.ElementLength();
+  const int slot = info[2].ToNumber().Int32Value();
+  const bool all = info[3].ToBoolean();
+  float* outData = out.As<Napi::Float32Array>().Data();
+  const size_t outLength = out.ElementLength();
+  return queueStep(info, owner, {tokens, positions, out}, [=] {
+    owner->plan()->forward(tokensData, positionsData, n, slot, all, outData, outLength);
+  });
 }
 
 }  // namespace kiln

@@ -260,6 +260,44 @@ size_t checkStep(const std::vector<PlanTensor>& tensors, const std::vector<PlanN
   return resultSize;
 }
 
+size_t checkBatchStep(const std::vector<PlanTensor>& tensors, const std::vector<PlanNode>& nodes, int output,
+                      const PlanOptions& options, const BatchRows& step, size_t outLength, std::vector<SlotSegment>& segments) {
+  const int64_t n = step.nTokens;
+  if (n < 1 || n > options.maxBatch)
+    throw PlanError("a forward step takes 1 to " + std::to_string(options.maxBatch) + " tokens, got " + std::to_string(n));
+  if (step.nOutputs < 0 || step.nOutputs > n) throw PlanError("a step of " + std::to_string(n) + " tokens cannot output " + std::to_string(step.nOutputs) + " rows");
+  segments.clear();
+  for (int64_t i = 0; i < n; i++) {
+    const int slot = step.slots[i];
+    if (slot < 0 || slot >= options.slots) throw PlanError("slot " + std::to_string(slot) + " does not exist");
+    const int32_t pos = step.positions[i];
+    if (pos < 0 || pos >= options.contextSize)
+      throw PlanError("position " + std::to_string(pos) + " is outside the context of " + std::to_string(options.contextSize));
+    if (i > 0 && slot == step.slots[i - 1]) {
+      segments.back().end = i + 1;
+      continue;
+    }
+    for (const SlotSegment& s : segments)
+      if (s.slot == slot) throw PlanError("slot " + std::to_string(slot) + "'s rows are not contiguous in the step");
+    segments.push_back(SlotSegment{i, i + 1, slot});
+  }
+  for (int64_t j = 0; j < step.nOutputs; j++) {
+    const int32_t r = step.outputs[j];
+    if (r < 0 || r >= n || (j > 0 && r <= step.outputs[j - 1])) throw PlanError("a step's outputs must be ascending row indices of the step");
+  }
+  for (const PlanNode& node : nodes) {
+    if (node.op != OpCode::GetRows) continue;
+    const int64_t vocab = tensors[node.inputs[0]].rows;
+    for (int64_t i = 0; i < n; i++)
+      if (step.tokens[i] < 0 || step.tokens[i] >= vocab)
+        throw PlanError("token id " + std::to_string(step.tokens[i]) + " is outside the vocabulary of " + std::to_string(vocab));
+  }
+  const PlanTensor& result = tensors[output];
+  const size_t resultSize = (size_t)rowsOf(result, n, step.nOutputs) * (size_t)result.cols;
+  if (outLength < resultSize) throw PlanError("the output buffer holds " + std::to_string(outLength) + " values; " + std::to_string(resultSize) + " are needed");
+  return resultSize;
+}
+
 void checkCopySlot(const PlanOptions& options, int from, int to, int64_t n) {
   if (from < 0 || from >= options.slots || to < 0 || to >= options.slots) throw PlanError("copySlot: slot out of range");
   if (n < 0 || n > options.contextSize) throw PlanError("copySlot: length out of range");

@@ -89,6 +89,29 @@ size_t checkStep(const std::vector<PlanTensor>& tensors, const std::vector<PlanN
                  const PlanOptions& options, const int32_t* tokens, const int32_t* positions, int64_t nTokens,
                  int slot, bool allOutputs, size_t outLength);
 
+// One batched step's rows: the token, position and slot of each, and the rows whose outputs are
+// wanted (ascending). The rows of one slot are contiguous in the step.
+struct BatchRows {
+  const int32_t* tokens;
+  const int32_t* positions;
+  const int32_t* slots;
+  int64_t nTokens;
+  const int32_t* outputs;
+  int64_t nOutputs;
+};
+
+// A slot's rows [begin, end) in a batched step.
+struct SlotSegment {
+  int64_t begin;
+  int64_t end;
+  int slot;
+};
+
+// Checks a batched step's arguments before any work is done and fills `segments` (cleared
+// first); returns the number of floats the step writes to `out`. Throws PlanError.
+size_t checkBatchStep(const std::vector<PlanTensor>& tensors, const std::vector<PlanNode>& nodes, int output,
+                      const PlanOptions& options, const BatchRows& step, size_t outLength, std::vector<SlotSegment>& segments);
+
 // Checks copySlot's arguments; throws PlanError.
 void checkCopySlot(const PlanOptions& options, int from, int to, int64_t n);
 

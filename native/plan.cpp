@@ -98,6 +98,9 @@ void Plan::allocate() {
   for (size_t size : sizes) buffers_.emplace_back(size);
 
   tokenIds_.assign(options_.maxBatch, 0);
+  stepSlots_.assign(options_.maxBatch, 0);
+  stepOutputs_.assign(options_.maxBatch, 0);
+  segments_.reserve(options_.slots);
   size_t scratch = 0;
   int maxHeadDim = 0;
   for (const PlanNode& node : nodes_) {
@@ -127,9 +130,19 @@ KvView Plan::kvView(int slot, int layer) {
 
 void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot, bool allOutputs,
                    float* out, size_t outLength) {
-  const size_t resultSize = checkStep(tensors_, nodes_, output_, options_, tokens, positions, nTokens, slot, allOutputs, outLength);
+  checkStep(tensors_, nodes_, output_, options_, tokens, positions, nTokens, slot, allOutputs, outLength);
+  std::fill(stepSlots_.begin(), stepSlots_.begin() + nTokens, slot);
   const int64_t nOutputs = allOutputs ? nTokens : 1;
-  std::memcpy(tokenIds_.data(), tokens, sizeof(int32_t) * nTokens);
+  for (int64_t j = 0; j < nOutputs; j++) stepOutputs_[j] = (int32_t)(allOutputs ? j : nTokens - 1);
+  forwardBatch(BatchRows{tokens, positions, stepSlots_.data(), nTokens, stepOutputs_.data(), nOutputs}, out, outLength);
+}
+
+void Plan::forwardBatch(const BatchRows& step, float* out, size_t outLength) {
+  const size_t resultSize = checkBatchStep(tensors_, nodes_, output_, options_, step, outLength, segments_);
+  const int64_t nTokens = step.nTokens;
+  const int64_t nOutputs = step.nOutputs;
+  const int32_t* positions = step.positions;
+  std::memcpy(tokenIds_.data(), step.tokens, sizeof(int32_t) * nTokens);
 
   auto input = [&](const PlanNode& node, size_t i) -> const float* {
     const PlanTensor& t = tensors_[node.inputs[i]];
@@ -205,23 +218,34 @@ void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTok
         break;
       }
       case OpCode::Attention: {
-        const KvView kv = kvView(slot, (int)node.params[0]);
+        // Each slot's rows store into and read from that slot's cache only; one parallel loop
+        // over every slot's rows, each chunk taking its share of each slot.
+        const int layer = (int)node.params[0];
         const AttentionParams p{(int)node.params[1], (int)node.params[2], (int)node.params[3], (float)node.params[4]};
+        const int64_t qWidth = (int64_t)p.nHeads * p.headDim;
         const float* q = input(node, 0);
         const float* k = input(node, 1);
         const float* v = input(node, 2);
         const int64_t nStore = std::min(rows, chunksFor(2 * rows * kvWidth_, threads));
-        pool_.parallelFor(nStore, [&](int64_t c, int) { ops.kvStore(kv, k, v, rows, positions, kvWidth_, (int)c, (int)nStore); });
+        pool_.parallelFor(nStore, [&](int64_t c, int) {
+          for (const SlotSegment& s : segments_)
+            ops.kvStore(kvView(s.slot, layer), k + s.begin * kvWidth_, v + s.begin * kvWidth_, s.end - s.begin, positions + s.begin,
+                        kvWidth_, (int)c, (int)nStore);
+        });
         // Work: every query head reads a key and a value row per position it attends to.
-        const int64_t span = positions[rows - 1] + 1;
-        const int64_t n = std::min(rows * p.nHeads, chunksFor(rows * p.nHeads * span * 2 * p.headDim / 16, threads, kAttentionChunksPerThread));
-        pool_.parallelFor(n, [&](int64_t c, int) { ops.attention(q, kv, y, rows, positions, p, attnScratch_.data(), (int)c, (int)n); });
+        int64_t work = 0;
+        for (const SlotSegment& s : segments_) work += (s.end - s.begin) * p.nHeads * (positions[s.end - 1] + 1) * 2 * p.headDim / 16;
+        const int64_t n = std::min(rows * p.nHeads, chunksFor(work, threads, kAttentionChunksPerThread));
+        pool_.parallelFor(n, [&](int64_t c, int) {
+          for (const SlotSegment& s : segments_)
+            ops.attention(q + s.begin * qWidth, kvView(s.slot, layer), y + s.begin * qWidth, s.end - s.begin, positions + s.begin, p,
+                          attnScratch_.data(), (int)c, (int)n);
+        });
         break;
       }
       case OpCode::OutputRows: {
         const float* x = input(node, 0);
-        const int64_t first = allOutputs ? 0 : nTokens - 1;
-        std::memcpy(y, x + first * outT.cols, sizeof(float) * rows * outT.cols);
+        for (int64_t j = 0; j < nOutputs; j++) std::memcpy(y + j * outT.cols, x + step.outputs[j] * outT.cols, sizeof(float) * outT.cols);
         break;
       }
     }

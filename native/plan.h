@@ -47,6 +47,11 @@ class Plan {
   void forward(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot, bool allOutputs,
                float* out, size_t outLength);
 
+  // One step over rows of several slots (see BatchRows); writes the wanted rows' outputs in order.
+  // A row's output does not depend on the other rows of the step. Throws PlanError on bad
+  // arguments (checked before any work is done).
+  void forwardBatch(const BatchRows& step, float* out, size_t outLength);
+
   void copySlot(int from, int to, int64_t n);
 
  private:
@@ -63,6 +68,8 @@ class Plan {
   ThreadPool pool_;
   std::vector<ZeroedArray<float>> buffers_;
   std::vector<int32_t> tokenIds_;
+  std::vector<int32_t> stepSlots_, stepOutputs_;  // forward()'s step as a batch of one slot
+  std::vector<SlotSegment> segments_;
   std::vector<uint8_t> matScratch_;
   std::vector<float> attnScratch_;
   int nLayers_ = 0;

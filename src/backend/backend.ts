@@ -15,9 +15,9 @@ export interface CompileOptions {
 
 /**
  * One forward step over tokens of several sequences (continuous batching). Row i is token
- * `tokens[i]` at `positions[i]` in slot `slots[i]`; the rows of one slot are contiguous and at
- * consecutive ascending positions (a decode token or a prefill chunk). Attention reads only the
- * token's own slot's cache (its earlier positions, including rows of this step before it).
+ * `tokens[i]` at `positions[i]` in slot `slots[i]`; the rows of one slot are contiguous (a decode
+ * token or a prefill chunk). Attention reads only the token's own slot's cache (its positions up
+ * to the token's, including rows of this step before it).
  */
 export interface BatchStep {
   tokens: Int32Array;

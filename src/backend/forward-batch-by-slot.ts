@@ -17,7 +17,6 @@ export function batchSegments(step: BatchStep, slots: number): Array<[number, nu
     const slot = rowSlots[i]!;
     if (!Number.isInteger(slot) || slot < 0 || slot >= slots) throw new InvalidArgumentError(`slot ${slot} does not exist`);
     if (i > 0 && slot === rowSlots[i - 1]) {
-      if (positions[i] !== positions[i - 1]! + 1) throw new InvalidArgumentError(`slot ${slot}'s rows are not at consecutive positions`);
       segments[segments.length - 1]![1] = i + 1;
       continue;
     }

@@ -79,6 +79,11 @@ export interface NativePlan {
   dispose(): void;
 }
 
+/** The CPU plan: also one step over rows of several slots (see BatchStep in src/backend/backend.ts). */
+export interface NativeCpuPlan extends NativePlan {
+  forwardBatch(tokens: Int32Array, positions: Int32Array, slots: Int32Array, outputs: Int32Array, out: Float32Array): Promise<void>;
+}
+
 /** A CUDA device the addon's kernels run on. */
 export interface CudaDevice {
   index: number;
@@ -138,7 +143,7 @@ export interface NativeAddon {
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
   setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;
-  Plan: new (graph: NativeGraph, options: NativePlanOptions) => NativePlan;
+  Plan: new (graph: NativeGraph, options: NativePlanOptions) => NativeCpuPlan;
   /** CUDA devices the kernels run on; an empty list with the reason on machines (or builds) without them. Never throws. */
   cudaDevices(): CudaDeviceList;
   /** Throws (kilnCode 'cuda_unavailable') in builds without CUDA. */

@@ -1,6 +1,7 @@
 // CompiledGraph.forwardBatch on the CPU backend: rows of several slots in one step give, bit for
-// bit, the outputs each slot's rows give in a step of their own, and a malformed step is refused.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// bit, the outputs each slot's rows give in a step of their own (batch invariance), on every
+// shared model and both KV cache types, and a malformed step is refused before any work.
+import { describe, expect, it } from 'vitest';
 import type { CompiledGraph } from '../../src/backend/backend.js';
 import { CpuBackend } from '../../src/backend/cpu/cpu-backend.js';
 import { InvalidArgumentError } from '../../src/errors.js';
@@ -10,65 +11,97 @@ import { readHParams } from '../../src/model/hparams.js';
 import { ModelWeights } from '../../src/model/weights.js';
 import { MODELS } from '../helpers/paths.js';
 
-let graph: CompiledGraph;
-let solo: CompiledGraph;
-const SLOTS = 3;
+const SLOTS = 5;
 
-async function compile(): Promise<CompiledGraph> {
-  const { file, buffer } = openGguf(`${MODELS}/stories260K.gguf`);
+async function compile(model: string, kvCacheType: 'f32' | 'f16'): Promise<{ graph: CompiledGraph; vocab: number }> {
+  const { file, buffer } = openGguf(`${MODELS}/${model}.gguf`);
   const hp = readHParams(file);
   const g = buildDecoderGraph(hp, new ModelWeights(file, buffer, hp.architecture));
-  return new CpuBackend().compile(g, { slots: SLOTS, contextSize: 64, maxBatch: 32, kvCacheType: 'f32', threads: 2 });
+  return { graph: await new CpuBackend().compile(g, { slots: SLOTS, contextSize: 96, maxBatch: 48, kvCacheType, threads: 2 }), vocab: hp.vocabSize };
 }
 
-beforeAll(async () => {
-  graph = await compile();
-  solo = await compile();
-});
-afterAll(() => {
-  graph.dispose();
-  solo.dispose();
-});
+const seq = (n: number, seed: number, vocab: number) => Array.from({ length: n }, (_, i) => (((i + 1) * 37 + seed * 101) % (vocab - 10)) + 5);
+const ints = (a: number[]) => Int32Array.from(a);
 
-const seq = (n: number, seed: number) => Array.from({ length: n }, (_, i) => ((i + 1) * 37 + seed * 101) % 500 + 5);
+const cases = [
+  ['stories260K', 'f32'], ['stories260K', 'f16'], ['tiny-llama-q4_0', 'f32'], ['tiny-llama-q8_0', 'f16'], ['tiny-qwen2-f16', 'f32'], ['tiny-qwen3-q8_0', 'f32'],
+] as const;
 
-describe('forwardBatch', () => {
-  it('a mixed step (two prefill chunks and a decode token) gives each slot its solo outputs', async () => {
-    const w = graph.outputWidth;
-    const a = seq(9, 1);
-    const b = seq(6, 2);
-    const c = seq(4, 3);
-    // Slot 2 first decodes on a cached prefix: prefill its first 3 tokens alone, in both graphs.
-    for (const g of [graph, solo]) await g.forward(Int32Array.from(c.slice(0, 3)), Int32Array.from([0, 1, 2]), 2, false, new Float32Array(w));
+describe.each(cases)('forwardBatch on %s, %s KV cache', (model, kv) => {
+  it('four decoding slots at different depths and a prefill chunk give each slot its solo outputs', async () => {
+    const batched = await compile(model, kv);
+    const solo = await compile(model, kv);
+    try {
+      const w = batched.graph.outputWidth;
+      // Slots 0-3 hold prompts of different lengths, prefilled alone in both graphs.
+      const depths = [3, 17, 8, 30];
+      const prompts = depths.map((d, s) => seq(d, s + 1, batched.vocab));
+      for (const g of [batched.graph, solo.graph]) {
+        for (const [s, p] of prompts.entries()) await g.forward(ints(p), ints([...p.keys()]), s, false, new Float32Array(w));
+      }
+      // One step: slot 2's and slot 0's next tokens, slot 4's 11-token prompt, slots 3's and 1's next tokens.
+      const next = depths.map((_, s) => seq(1, 40 + s, batched.vocab)[0]!);
+      const fresh = seq(11, 9, batched.vocab);
+      const order = [2, 0, 4, 3, 1];
+      const tokens: number[] = [];
+      const positions: number[] = [];
+      const slots: number[] = [];
+      for (const s of order) {
+        const rows = s === 4 ? fresh : [next[s]!];
+        rows.forEach((t, i) => {
+          tokens.push(t);
+          positions.push(s === 4 ? i : depths[s]!);
+          slots.push(s);
+        });
+      }
+      // Every decode row's output, and two of the prefill chunk's (a middle one and the last).
+      const outputs = [0, 1, 2 + 4, 2 + 10, 13, 14];
+      const out = new Float32Array(outputs.length * w);
+      await batched.graph.forwardBatch({ tokens: ints(tokens), positions: ints(positions), slots: ints(slots), outputs: ints(outputs) }, out);
 
-    // Batched: slot 0 all of a, slot 2 its 4th token (position 3), slot 1 all of b.
-    const tokens = Int32Array.from([...a, c[3]!, ...b]);
-    const positions = Int32Array.from([...a.keys(), 3, ...b.keys()]);
-    const slots = Int32Array.from([...a.map(() => 0), 2, ...b.map(() => 1)]);
-    const outputs = Int32Array.from([4, 8, 9, 10 + 5]);
-    const out = new Float32Array(outputs.length * w);
-    await graph.forwardBatch({ tokens, positions, slots, outputs }, out);
+      const soloRow = async (s: number) => {
+        const row = new Float32Array(w);
+        await solo.graph.forward(ints([next[s]!]), ints([depths[s]!]), s, false, row);
+        return row;
+      };
+      const allFresh = new Float32Array(fresh.length * w);
+      await solo.graph.forward(ints(fresh), ints([...fresh.keys()]), 4, true, allFresh);
+      const expected = [await soloRow(2), await soloRow(0), allFresh.subarray(4 * w, 5 * w), allFresh.subarray(10 * w, 11 * w), await soloRow(3), await soloRow(1)];
+      for (const [j, e] of expected.entries()) expect(out.subarray(j * w, (j + 1) * w)).toEqual(e);
 
-    const allA = new Float32Array(a.length * w);
-    await solo.forward(Int32Array.from(a), Int32Array.from(a.keys()), 0, true, allA);
-    const lastC = new Float32Array(w);
-    await solo.forward(Int32Array.from([c[3]!]), Int32Array.from([3]), 2, false, lastC);
-    const lastB = new Float32Array(w);
-    await solo.forward(Int32Array.from(b), Int32Array.from(b.keys()), 1, false, lastB);
-
-    expect(out.subarray(0, w)).toEqual(allA.subarray(4 * w, 5 * w));
-    expect(out.subarray(w, 2 * w)).toEqual(allA.subarray(8 * w, 9 * w));
-    expect(out.subarray(2 * w, 3 * w)).toEqual(lastC);
-    expect(out.subarray(3 * w, 4 * w)).toEqual(lastB);
+      // The next step reads what the batched step wrote into each slot's cache: decode all five together.
+      const after = order.map((s) => seq(1, 60 + s, batched.vocab)[0]!);
+      const afterPos = order.map((s) => (s === 4 ? fresh.length : depths[s]! + 1));
+      const out2 = new Float32Array(order.length * w);
+      await batched.graph.forwardBatch({ tokens: ints(after), positions: ints(afterPos), slots: ints(order), outputs: ints([0, 1, 2, 3, 4]) }, out2);
+      for (const [j, s] of order.entries()) {
+        const row = new Float32Array(w);
+        await solo.graph.forward(ints([after[j]!]), ints([afterPos[j]!]), s, false, row);
+        expect(out2.subarray(j * w, (j + 1) * w)).toEqual(row);
+      }
+    } finally {
+      batched.graph.dispose();
+      solo.graph.dispose();
+    }
   });
+});
 
-  it('refuses rows of one slot that are split or not consecutive, unknown slots and unordered outputs', async () => {
-    const out = new Float32Array(4 * graph.outputWidth);
-    const step = (slots: number[], positions: number[], outputs: number[]) =>
-      graph.forwardBatch({ tokens: Int32Array.from(slots.map(() => 7)), positions: Int32Array.from(positions), slots: Int32Array.from(slots), outputs: Int32Array.from(outputs) }, out);
-    await expect(step([0, 1, 0], [0, 0, 1], [2])).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(step([0, 0], [0, 2], [1])).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(step([0, 3], [0, 0], [1])).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(step([0, 1], [0, 0], [1, 0])).rejects.toBeInstanceOf(InvalidArgumentError);
+describe('forwardBatch refuses a malformed step', () => {
+  it('rows of one slot split apart, unknown slots, unordered or out-of-range outputs, mismatched lengths', async () => {
+    const { graph } = await compile('stories260K', 'f32');
+    try {
+      const out = new Float32Array(4 * graph.outputWidth);
+      const step = (slots: number[], positions: number[], outputs: number[]) =>
+        graph.forwardBatch({ tokens: ints(slots.map(() => 7)), positions: ints(positions), slots: ints(slots), outputs: ints(outputs) }, out);
+      await expect(step([0, 1, 0], [0, 0, 1], [2])).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(step([0, SLOTS], [0, 0], [1])).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(step([0, 1], [0, 0], [1, 0])).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(step([0, 1], [0, 0], [2])).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(graph.forwardBatch({ tokens: ints([7, 7]), positions: ints([0]), slots: ints([0, 1]), outputs: ints([1]) }, out)).rejects.toBeInstanceOf(InvalidArgumentError);
+      // Still usable afterwards.
+      await graph.forwardBatch({ tokens: ints([7, 8]), positions: ints([0, 0]), slots: ints([0, 1]), outputs: ints([0, 1]) }, out);
+    } finally {
+      graph.dispose();
+    }
   });
 });

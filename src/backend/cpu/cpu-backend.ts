@@ -4,7 +4,7 @@ import type { Graph } from '../../model/graph.js';
 import { native } from '../../native/binding.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { Backend, CompileOptions, CompiledGraph } from '../backend.js';
-import { forwardBatchBySlot } from '../forward-batch-by-slot.js';
+import { batchSegments } from '../forward-batch-by-slot.js';
 import { toNativeGraph } from '../native-graph.js';
 
 export class CpuBackend implements Backend {
@@ -24,15 +24,19 @@ export class CpuBackend implements Backend {
     const outputWidth = graph.tensors[graph.output]!.cols;
     // The plan runs one step at a time; requests on other slots queue here, in call order.
     let tail: Promise<unknown> = Promise.resolve();
-    const forward: CompiledGraph['forward'] = (tokens, positions, slot, allOutputs, out) => {
-      const run = tail.then(() => plan.forward(tokens, positions, slot, allOutputs, out));
+    const queued = (step: () => Promise<void>): Promise<void> => {
+      const run = tail.then(step);
       tail = run.catch(() => {});
       return run;
     };
     return {
       outputWidth,
-      forward,
-      forwardBatch: (step, out) => forwardBatchBySlot(forward, outputWidth, options.slots, step, out),
+      forward: (tokens, positions, slot, allOutputs, out) => queued(() => plan.forward(tokens, positions, slot, allOutputs, out)),
+      forwardBatch: async (step, out) => {
+        // Typed errors for a malformed step; the native plan checks it again before any work.
+        batchSegments(step, options.slots);
+        return queued(() => plan.forwardBatch(step.tokens, step.positions, step.slots, step.outputs, out));
+      },
       copySlot: (from, to, n) => plan.copySlot(from, to, n),
       dispose: () => plan.dispose(),
     };
