@@ -1,5 +1,5 @@
 // kiln's public API.
-export { Runtime, RuntimeClosedError } from './runtime/runtime.js';
+export { QueueFullError, Runtime, RuntimeClosedError } from './runtime/runtime.js';
 export type { LoadOptions, CompleteOptions, CompleteResult, RuntimeInfo } from './runtime/runtime.js';
 export type { FinishReason, Usage, Timings, TokenLogprob, TokenLogprobAlternative } from './generate/generate.js';
 export { ContextLengthExceededError } from './generate/errors.js';

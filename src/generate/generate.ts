@@ -1,6 +1,6 @@
 // One request's token loop: prefix reuse -> prefill -> decode -> sample -> detokenize -> stop
 // strings -> text events. Everything the request needs is passed in; the caller owns the slot.
-import type { CompiledGraph } from '../backend/backend.js';
+import type { Scheduler } from '../runtime/scheduler.js';
 import { commonPrefixLength, type Slot } from '../runtime/slot-pool.js';
 import { Sampler } from '../sampling/sampler.js';
 import { logprobsAt, MAX_TOP_LOGPROBS, type IdLogprob, type LogprobsAt } from '../sampling/token-logprobs.js';
@@ -13,10 +13,10 @@ import { StopDetector } from './stop-detector.js';
 export type FinishReason = 'stop' | 'length' | 'abort';
 
 export interface GenerationModel {
-  readonly graph: CompiledGraph;
+  /** The model's forward loop: this generation's steps are batched with every other sequence's. */
+  readonly steps: Scheduler;
   readonly tokenizer: Tokenizer;
   readonly contextSize: number;
-  readonly maxBatch: number;
 }
 
 export interface GenerateRequest {
@@ -115,7 +115,7 @@ export interface GenerateResult {
 }
 
 export async function generate(model: GenerationModel, slot: Slot, req: GenerateRequest): Promise<GenerateResult> {
-  const { graph, tokenizer, contextSize, maxBatch } = model;
+  const { steps, tokenizer, contextSize } = model;
   const prompt = req.prompt;
   if (prompt.length === 0) throw new ContextLengthExceededError(0, contextSize);
   if (prompt.length > contextSize) throw new ContextLengthExceededError(prompt.length, contextSize);
@@ -126,18 +126,23 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
   const sampler = new Sampler(req.sampling);
   const stops = new StopDetector(req.stop);
   const decoder = tokenizer.createDecoder();
-  const logits = new Float32Array(graph.outputWidth);
+  const logits = new Float32Array(steps.outputWidth);
 
   // Reuse the slot's cached prefix; the last prompt token is always evaluated for its logits.
-  const cached = Math.min(commonPrefixLength(slot.tokens, prompt), prompt.length - 1);
-  slot.tokens.length = cached;
+  const own = Math.min(commonPrefixLength(slot.tokens, prompt), prompt.length - 1);
+  slot.tokens.length = own;
 
   const t0 = performance.now();
-  for (let start = cached; start < prompt.length; start += maxBatch) {
-    const end = Math.min(start + maxBatch, prompt.length);
-    await step(graph, slot, prompt.slice(start, end), start, logits);
-  }
+  const prefill = await steps.run({ slot, tokens: prompt.slice(own), start: own, out: logits, sharePrefix: true, ...(req.signal ? { signal: req.signal } : {}) });
+  const cached = own + prefill.copied;
   const prefillMs = performance.now() - t0;
+  if (prefill.aborted) {
+    return {
+      text: '', tokens: [], finishReason: 'abort', stopSequence: null, ...(top !== undefined ? { logprobs: [] } : {}),
+      usage: { promptTokens: prompt.length, completionTokens: 0, cachedTokens: cached },
+      timings: { prefillTokens: prompt.length - cached, prefillMs, decodeTokens: 0, decodeMs: 0 },
+    };
+  }
   req.onStart?.({ promptTokens: prompt.length, cachedTokens: cached });
 
   const generated: number[] = [];
@@ -184,9 +189,15 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
     }
     if (generated.length >= req.maxTokens) break;
     if (prompt.length + generated.length >= contextSize) break; // the context is full
-    const forward = step(graph, slot, [id], prompt.length + generated.length - 1, logits);
-    req.constraint?.prepare?.();
-    await forward;
+    const constraint = req.constraint;
+    const next = await steps.run({
+      slot, tokens: [id], start: prompt.length + generated.length - 1, out: logits,
+      ...(req.signal ? { signal: req.signal } : {}), ...(constraint?.prepare ? { whileRunning: () => constraint.prepare!() } : {}),
+    });
+    if (next.aborted) {
+      finishReason = 'abort';
+      break;
+    }
     decodeSteps++;
   }
   if (!stoppedByString) {
@@ -198,7 +209,7 @@ export async function generate(model: GenerationModel, slot: Slot, req: Generate
   // The reply is complete; one more step caches its end of turn (outside the decode timings).
   const end = endedOn >= 0 ? req.endOfTurn?.() : null;
   const at = prompt.length + generated.length;
-  if (end && end[0] === endedOn && at + end.length <= contextSize) await step(graph, slot, end.slice(), at, logits);
+  if (end && end[0] === endedOn && at + end.length <= contextSize) await steps.run({ slot, tokens: end.slice(), start: at });
 
   return {
     text,
@@ -234,13 +245,4 @@ function tokenLogprob(tokenizer: Tokenizer, at: LogprobsAt): TokenLogprob {
   const alternative = ({ id, logprob }: IdLogprob): TokenLogprobAlternative =>
     ({ id, token: tokenizer.tokenToPiece(id), bytes: Array.from(tokenizer.pieceBytes(id)), logprob });
   return { ...alternative(at), top: at.top.map(alternative) };
-}
-
-/** Evaluates `tokens` at positions start.. in the slot; the slot's token record follows the cache. */
-async function step(graph: CompiledGraph, slot: Slot, tokens: number[], start: number, logits: Float32Array): Promise<void> {
-  const ids = Int32Array.from(tokens);
-  const positions = Int32Array.from(tokens, (_, i) => start + i);
-  slot.tokens.length = start; // if the step fails, the cache beyond `start` is unknown
-  await graph.forward(ids, positions, slot.index, false, logits);
-  for (const t of tokens) slot.tokens.push(t);
 }

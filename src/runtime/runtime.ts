@@ -16,6 +16,7 @@ import { native } from '../native/binding.js';
 import type { SamplingOptions } from '../sampling/sampling-options.js';
 import { tokenizerFromGguf } from '../tokenizer/load-tokenizer.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { Scheduler, type StepLogEntry } from './scheduler.js';
 import { SlotPool } from './slot-pool.js';
 import { AnswerGrammarConstraint } from '../chat/answer-grammar-constraint.js';
 import { compileGrammar, type GrammarSpec } from '../grammar/compile-grammar.js';
@@ -33,8 +34,18 @@ export interface LoadOptions {
   contextSize?: number;
   /** Concurrent sequences, each with its own KV cache. Default 1. */
   slots?: number;
-  /** Most tokens per forward step during prefill. Default 256. */
+  /**
+   * Most tokens per forward step (the step's budget): every running sequence's decode token, then
+   * prefill chunks of the others. Default 512; at least `slots`.
+   */
   maxBatch?: number;
+  /**
+   * Requests that may wait for a slot; one more is refused at once with a QueueFullError (503,
+   * Retry-After). Default: no limit.
+   */
+  maxQueue?: number;
+  /** Test hook: called with every forward step's rows (see StepLogEntry). */
+  onStep?: (entry: StepLogEntry) => void;
   kvCacheType?: 'f32' | 'f16';
   /** Called with the fraction of the load done, from 0 to 1. */
   onProgress?: (fraction: number) => void;
@@ -85,7 +96,21 @@ export interface RuntimeInfo {
   threads: number;
   contextSize: number;
   slots: number;
+  /** Most tokens per forward step. */
+  maxBatch: number;
   kvCacheType: 'f32' | 'f16';
+}
+
+/** More requests wait for a slot than the runtime's maxQueue allows. */
+export class QueueFullError extends KilnError {
+  readonly code = 'queue_full';
+  override readonly status = 503;
+  override readonly type = 'server_error';
+  /** Seconds a client should wait before trying again (the Retry-After header). */
+  readonly retryAfter = 1;
+  constructor(limit: number) {
+    super(`Every sequence slot is busy and ${limit} requests already wait for one. Retry shortly.`);
+  }
 }
 
 export class RuntimeClosedError extends KilnError {
@@ -109,7 +134,8 @@ export class Runtime {
     readonly gguf: GgufFile,
     private readonly graph: CompiledGraph,
     private readonly slots: SlotPool,
-    private readonly maxBatch: number,
+    private readonly steps: Scheduler,
+    private readonly maxQueue: number,
     // Keeps the file mapping alive as long as the runtime.
     private readonly mapping: ArrayBuffer,
     private readonly chatConfig: ChatConfig,
@@ -133,11 +159,14 @@ export class Runtime {
     const threads = options.threads ?? native().cpuFeatures().physicalCores ?? availableParallelism();
     const contextSize = options.contextSize ?? Math.min(hparams.contextLength, DEFAULT_MAX_CONTEXT);
     const slots = options.slots ?? 1;
-    const maxBatch = options.maxBatch ?? 256;
+    const maxBatch = options.maxBatch ?? 512;
+    const maxQueue = options.maxQueue ?? Infinity;
     const kvCacheType = options.kvCacheType ?? 'f32';
     checkInt('contextSize', contextSize, 1, 1 << 22);
     checkInt('slots', slots, 1, 256);
     checkInt('maxBatch', maxBatch, 1, 65536);
+    if (maxBatch < slots) throw new InvalidArgumentError(`maxBatch (${maxBatch}) must be at least slots (${slots}): a step holds every running sequence's token`, 'maxBatch');
+    if (maxQueue !== Infinity) checkInt('maxQueue', maxQueue, 0, 1 << 20);
     checkInt('threads', threads, 1, 512);
     if (kvCacheType !== 'f32' && kvCacheType !== 'f16') throw new InvalidArgumentError(`kvCacheType must be 'f32' or 'f16'`, 'kvCacheType');
 
@@ -155,11 +184,15 @@ export class Runtime {
       threads,
       contextSize,
       slots,
+      maxBatch,
       kvCacheType,
     };
     const { chatTemplate, toolCallFormat, replay, logger } = options;
     const chatConfig: ChatConfig = { chatTemplate, toolCallFormat, replay, logger };
-    const runtime = new Runtime(info, tokenizer, file, compiled, new SlotPool(slots), maxBatch, buffer, chatConfig);
+    const pool = new SlotPool(slots);
+    const steps = new Scheduler(compiled, maxBatch, pool.all);
+    if (options.onStep) steps.onStep = options.onStep;
+    const runtime = new Runtime(info, tokenizer, file, compiled, pool, steps, maxQueue, buffer, chatConfig);
     // A chat template is parsed and tried at load: one that does not parse, or cannot render a
     // short conversation within its limits, fails the load instead of every chat request.
     if (chatTemplate !== undefined || typeof file.metadata.get('tokenizer.chat_template') === 'string') {
@@ -247,9 +280,10 @@ export class Runtime {
     if (this.closed) throw new RuntimeClosedError();
     this.running++;
     try {
+      if (this.slots.queueDepth >= this.maxQueue && !this.slots.hasFree) throw new QueueFullError(this.maxQueue);
       const slot = await this.slots.acquire(req.prompt, req.signal);
       try {
-        return await generate({ graph: this.graph, tokenizer: this.tokenizer, contextSize: this.info.contextSize, maxBatch: this.maxBatch }, slot, req);
+        return await generate({ steps: this.steps, tokenizer: this.tokenizer, contextSize: this.info.contextSize }, slot, req);
       } finally {
         this.slots.release(slot);
       }
@@ -268,16 +302,20 @@ export class Runtime {
     if (tokens.length === 0 || tokens.length > this.info.contextSize) throw new ContextLengthExceededError(tokens.length, this.info.contextSize);
     const width = this.graph.outputWidth;
     const out = new Float32Array(tokens.length * width);
+    const chunk = this.info.maxBatch;
     this.running++;
     const slot = await this.slots.acquire([]);
     try {
-      slot.tokens.length = 0;
-      for (let start = 0; start < tokens.length; start += this.maxBatch) {
-        const chunk = tokens.slice(start, start + this.maxBatch);
-        const positions = Int32Array.from(chunk, (_, i) => start + i);
-        await this.graph.forward(Int32Array.from(chunk), positions, slot.index, true, out.subarray(start * width, (start + chunk.length) * width));
-        slot.tokens.push(...chunk);
-      }
+      // Every row's logits: a pass of its own between two batched steps.
+      await this.steps.runExclusive(async () => {
+        slot.tokens.length = 0;
+        for (let start = 0; start < tokens.length; start += chunk) {
+          const part = tokens.slice(start, start + chunk);
+          const positions = Int32Array.from(part, (_, i) => start + i);
+          await this.graph.forward(Int32Array.from(part), positions, slot.index, true, out.subarray(start * width, (start + part.length) * width));
+          for (const t of part) slot.tokens.push(t);
+        }
+      });
       return out;
     } finally {
       this.slots.release(slot);

@@ -32,6 +32,16 @@ export class SlotPool {
     return this.slots.length;
   }
 
+  /** Every slot, free or not. */
+  get all(): readonly Slot[] {
+    return this.slots;
+  }
+
+  /** Whether a request arriving now gets a slot without waiting. */
+  get hasFree(): boolean {
+    return this.free.size - this.handedOff > 0 && this.waiting.length === 0;
+  }
+
   /** Requests waiting for a slot. */
   get queueDepth(): number {
     return this.waiting.length;

@@ -11,6 +11,7 @@ import { forwardBatchBySlot } from '../../src/backend/forward-batch-by-slot.js';
 import { generate } from '../../src/generate/generate.js';
 import { ChatEngine, type ChatConfig } from '../../src/runtime/chat.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
+import { Scheduler } from '../../src/runtime/scheduler.js';
 import { SlotPool } from '../../src/runtime/slot-pool.js';
 import type { Tokenizer } from '../../src/tokenizer/tokenizer.js';
 
@@ -52,6 +53,7 @@ export function scriptedModel(rt: Runtime, config: ChatConfig = {}): ScriptedMod
     dispose: () => {},
   };
   const slots = new SlotPool(1);
+  const steps = new Scheduler(graph, 256, slots.all);
   const chats = new ChatEngine({
     tokenizer,
     gguf: rt.gguf,
@@ -60,7 +62,7 @@ export function scriptedModel(rt: Runtime, config: ChatConfig = {}): ScriptedMod
       promptLength = req.prompt.length;
       const slot = await slots.acquire(req.prompt, req.signal);
       try {
-        return await generate({ graph, tokenizer, contextSize: rt.info.contextSize, maxBatch: 256 }, slot, req);
+        return await generate({ steps, tokenizer, contextSize: rt.info.contextSize }, slot, req);
       } finally {
         slots.release(slot);
       }
