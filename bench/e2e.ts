@@ -26,7 +26,7 @@ import { barChart } from './e2e-chart.js';
 import { ensureLlamaBench, ensureLlamaBenchAvx2, LlamaBenchEngine } from './llama-bench.js';
 import { type EngineOptions, LLAMA_PACKAGE_ENTRY, type RunRequest, type RunResult } from './e2e-engine.js';
 import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median } from './machine.js';
-import { DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
+import { BENCH_TYPES, DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = join(HERE, '..', '..');
@@ -153,7 +153,7 @@ function resolveModel(spec: string, modelsDir: string): { name: string; file: st
   }
   const [shapeKey, type] = spec.split(':');
   const shape = SHAPES[shapeKey ?? ''];
-  if (!shape || !type) throw new Error(`--model takes FILE.gguf or SHAPE:TYPE (${Object.keys(SHAPES).join('|')}:f16|q8_0|q4_0|q4_k|q6_k), got '${spec}'`);
+  if (!shape || !type) throw new Error(`--model takes FILE.gguf or SHAPE:TYPE (${Object.keys(SHAPES).join('|')}:${Object.keys(BENCH_TYPES).join('|')}), got '${spec}'`);
   return { name: `${shape.title} ${type.toUpperCase()}`, file: ensureBenchModel(shape, type, { dir: modelsDir }) };
 }
 
