@@ -13,8 +13,23 @@ export const SCENARIO_SLOTS = 5;
 const seq = (n: number, seed: number, vocab: number) => Array.from({ length: n }, (_, i) => (((i + 1) * 37 + seed * 101) % (vocab - 10)) + 5);
 const ints = (a: number[]) => Int32Array.from(a);
 
-export async function mixedStepMatchesSolo(batched: CompiledGraph, solo: CompiledGraph, vocab: number): Promise<void> {
+/**
+ * Runs the scenario; rows must be equal bit for bit, or with `tolerance`, within that fraction of
+ * the expected row's largest magnitude (for a backend whose kernel choice depends on the step's
+ * row count: see its test for why).
+ */
+export async function mixedStepMatchesSolo(batched: CompiledGraph, solo: CompiledGraph, vocab: number, tolerance = 0): Promise<void> {
   const w = batched.outputWidth;
+  const expectRow = (actual: Float32Array, expected: Float32Array, what: string) => {
+    if (tolerance === 0) return expect(actual, what).toEqual(expected);
+    let scale = 0;
+    let diff = 0;
+    for (let i = 0; i < expected.length; i++) {
+      scale = Math.max(scale, Math.abs(expected[i]!));
+      diff = Math.max(diff, Math.abs(actual[i]! - expected[i]!));
+    }
+    expect(diff, `${what}: largest difference, of a row up to ${scale}`).toBeLessThanOrEqual(tolerance * scale);
+  };
   // Slots 0-3 hold prompts of different lengths, prefilled alone in both graphs.
   const depths = [3, 17, 8, 30];
   const prompts = depths.map((d, s) => seq(d, s + 1, vocab));
@@ -49,7 +64,7 @@ export async function mixedStepMatchesSolo(batched: CompiledGraph, solo: Compile
   const allFresh = new Float32Array(fresh.length * w);
   await solo.forward(ints(fresh), ints([...fresh.keys()]), 4, true, allFresh);
   const expected = [await soloRow(2), await soloRow(0), allFresh.subarray(4 * w, 5 * w), allFresh.subarray(10 * w, 11 * w), await soloRow(3), await soloRow(1)];
-  for (const [j, e] of expected.entries()) expect(out.subarray(j * w, (j + 1) * w), `output ${j}`).toEqual(e);
+  for (const [j, e] of expected.entries()) expectRow(out.subarray(j * w, (j + 1) * w), e, `output ${j}`);
 
   // The next step reads what the batched step wrote into each slot's cache: decode all five together.
   const after = order.map((s) => seq(1, 60 + s, vocab)[0]!);
@@ -59,7 +74,7 @@ export async function mixedStepMatchesSolo(batched: CompiledGraph, solo: Compile
   for (const [j, s] of order.entries()) {
     const row = new Float32Array(w);
     await solo.forward(ints([after[j]!]), ints([afterPos[j]!]), s, false, row);
-    expect(out2.subarray(j * w, (j + 1) * w), `slot ${s} after the step`).toEqual(row);
+    expectRow(out2.subarray(j * w, (j + 1) * w), row, `slot ${s} after the step`);
   }
 }
 
