@@ -38,6 +38,31 @@ function build(dir: string, extraFlags: string | null): string {
   return binary;
 }
 
+/**
+ * llama.cpp's `llama-batched-bench` and `llama-server`, built natively from the same bundle as
+ * llama-bench (without AMX where llama-bench found it faulting), into their own cache folder;
+ * returns both paths. Several minutes on 2 cores, once per llama.cpp commit.
+ */
+export function ensureLlamaTools(model: string, cacheDir = DEFAULT_MODEL_DIR): { batchedBench: string; server: string } {
+  ensureLlamaBench(model, cacheDir);
+  const commit = sh('git', ['bundle', 'list-heads', BUNDLE]).trim().split(/\s+/)[0]!.slice(0, 8);
+  const noAmx = existsSync(join(cacheDir, `llama-bench-${commit}`, 'amx-faults'));
+  const dir = join(cacheDir, `llama-tools-${commit}${noAmx ? '-noamx' : ''}`);
+  const bin = (name: string) => join(dir, 'src', 'build', 'bin', name);
+  if (existsSync(bin('llama-batched-bench')) && existsSync(bin('llama-server'))) return { batchedBench: bin('llama-batched-bench'), server: bin('llama-server') };
+  process.stderr.write(`building llama-batched-bench and llama-server (GGML_NATIVE=ON${noAmx ? `, ${NO_AMX}` : ''}) in ${dir}; this takes several minutes ...\n`);
+  rmSync(join(dir, 'src'), { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  sh('git', ['clone', '--quiet', BUNDLE, 'src'], dir);
+  const src = join(dir, 'src');
+  const flags = noAmx ? [`-DCMAKE_C_FLAGS=${NO_AMX}`, `-DCMAKE_CXX_FLAGS=${NO_AMX}`] : [];
+  sh('cmake', ['-S', '.', '-B', 'build', '-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DLLAMA_CURL=OFF', '-DLLAMA_BUILD_TESTS=OFF',
+    '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_BUILD_TOOLS=ON', '-DLLAMA_BUILD_SERVER=ON', '-DBUILD_SHARED_LIBS=OFF', ...flags], src);
+  const r = spawnSync('cmake', ['--build', 'build', '--target', 'llama-batched-bench', 'llama-server', '-j', String(availableParallelism())], { cwd: src, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0 || !existsSync(bin('llama-batched-bench')) || !existsSync(bin('llama-server'))) throw new Error(`building llama-batched-bench and llama-server failed (${r.status ?? r.signal})`);
+  return { batchedBench: bin('llama-batched-bench'), server: bin('llama-server') };
+}
+
 /** Whether `binary` survives a 16-token prefill and one decoded token of `model`. */
 function smokeTest(binary: string, model: string): { ok: boolean; why: string } {
   const r = spawnSync(binary, ['-m', model, '-t', '1', '-p', '16', '-n', '1', '-r', '1', '-o', 'json'], { encoding: 'utf8', maxBuffer: 16 << 20 });

@@ -8,7 +8,7 @@ import { formatInfo } from './info.js';
 
 const USAGE = `usage:
   kiln run --model FILE [--temperature T] [--max-tokens N] [--seed S] [--threads N] [--backend B] [--verbose] PROMPT
-  kiln serve --model FILE [--chat-template FILE] [--parallel N] [--ctx N] [--threads N] [--host HOST] [--port N] [--api-key KEY]
+  kiln serve --model FILE [--chat-template FILE] [--parallel N] [--batch N] [--max-queue N] [--ctx N] [--threads N] [--host HOST] [--port N] [--api-key KEY]
              (kiln serve --help lists every option)
   kiln info FILE
   kiln convert <hf-model-dir> <out.gguf> [--type f16|q8_0|q4_0]

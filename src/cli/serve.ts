@@ -5,16 +5,27 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { InvalidArgumentError } from '../errors.js';
-import { Runtime } from '../runtime/runtime.js';
+import { AUTO_SLOTS, Runtime } from '../runtime/runtime.js';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT } from '../server/connection-limits.js';
 import {
   createServer, DEFAULT_BODY_LIMIT, DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_RESPONSES_STORE, DEFAULT_SHUTDOWN_GRACE_MS, STDERR_LOGGER,
 } from '../server/create-server.js';
 import { DEFAULT_RESPONSES_STORE_BYTES } from '../server/responses-store.js';
 
+/**
+ * Requests that may wait for a slot by default (Ollama's OLLAMA_MAX_QUEUE default): each holds its
+ * prompt in memory, and past this many a client is better told to come back than left waiting.
+ */
+export const DEFAULT_MAX_QUEUE = 512;
+
 export const SERVE_USAGE = `usage: kiln serve --model FILE [options]
   --chat-template FILE   Jinja chat template (for models whose GGUF has none)
-  --parallel N           concurrent sequences (slots); more requests queue in arrival order (default 1)
+  --parallel N           concurrent sequences (slots), batched into shared forward steps; more requests
+                         queue in arrival order (default: ${AUTO_SLOTS}, fewer where their KV cache would take
+                         more than a quarter of the machine's memory)
+  --batch N              most tokens per forward step: every running sequence's next token, then
+                         prefill chunks of new prompts (default 512)
+  --max-queue N          requests that may wait for a slot; more get 503 with Retry-After (default ${DEFAULT_MAX_QUEUE})
   --ctx N                context size per sequence
   --threads N            CPU threads
   --host HOST            bind address (default 127.0.0.1)
@@ -38,6 +49,8 @@ export async function serve(argv: string[]): Promise<number> {
       model: { type: 'string', short: 'm' },
       'chat-template': { type: 'string' },
       parallel: { type: 'string' },
+      batch: { type: 'string' },
+      'max-queue': { type: 'string' },
       ctx: { type: 'string' },
       threads: { type: 'string' },
       host: { type: 'string' },
@@ -66,6 +79,8 @@ export async function serve(argv: string[]): Promise<number> {
     return n;
   };
   const slots = int('parallel', values.parallel, 1);
+  const maxBatch = int('batch', values.batch, 1);
+  const maxQueue = int('max-queue', values['max-queue'], 0) ?? DEFAULT_MAX_QUEUE;
   const contextSize = int('ctx', values.ctx, 1);
   const threads = int('threads', values.threads, 1);
   const port = int('port', values.port, 0) ?? 8080;
@@ -84,7 +99,9 @@ export async function serve(argv: string[]): Promise<number> {
 
   const runtime = await Runtime.load({
     model: values.model,
-    ...(slots !== undefined ? { slots } : {}),
+    slots: slots ?? 'auto',
+    ...(maxBatch !== undefined ? { maxBatch } : {}),
+    maxQueue,
     ...(contextSize !== undefined ? { contextSize } : {}),
     ...(threads !== undefined ? { threads } : {}),
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
@@ -103,7 +120,7 @@ export async function serve(argv: string[]): Promise<number> {
     logger: STDERR_LOGGER,
   });
   const { url } = await server.listen({ host: values.host ?? '127.0.0.1', port });
-  STDERR_LOGGER.info(`kiln serving '${server.context.modelId}' at ${url}`, { slots: runtime.info.slots, contextSize: runtime.info.contextSize });
+  STDERR_LOGGER.info(`kiln serving '${server.context.modelId}' at ${url}`, { slots: runtime.info.slots, batch: runtime.info.maxBatch, contextSize: runtime.info.contextSize });
 
   await new Promise<void>((resolve) => {
     let stopping = false;

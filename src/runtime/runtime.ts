@@ -1,5 +1,5 @@
 // The public entry point: load a GGUF model onto a backend, then complete prompts on it.
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import type { Backend, BackendName, CompiledGraph } from '../backend/backend.js';
 import { CpuBackend } from '../backend/cpu/cpu-backend.js';
 import { CudaBackend, cudaDevices } from '../backend/cuda/cuda-backend.js';
@@ -32,8 +32,11 @@ export interface LoadOptions {
   threads?: number;
   /** Positions per sequence; default: the model's training context, at most 4096. */
   contextSize?: number;
-  /** Concurrent sequences, each with its own KV cache. Default 1. */
-  slots?: number;
+  /**
+   * Concurrent sequences, each with its own KV cache. Default 1; 'auto': up to AUTO_SLOTS, as many
+   * as keep the KV cache within AUTO_KV_MEMORY_SHARE of the machine's memory.
+   */
+  slots?: number | 'auto';
   /**
    * Most tokens per forward step (the step's budget): every running sequence's decode token, then
    * prefill chunks of the others. Default 512; at least `slots`.
@@ -121,6 +124,23 @@ export class RuntimeClosedError extends KilnError {
 }
 
 const DEFAULT_MAX_CONTEXT = 4096;
+/** Slots `slots: 'auto'` gives where memory allows: llama-server's default, enough for an agent's side requests beside its main turn. */
+export const AUTO_SLOTS = 4;
+/** The share of the machine's memory `slots: 'auto'` lets the KV cache take. */
+export const AUTO_KV_MEMORY_SHARE = 0.25;
+
+/** What the runtime is doing now, for gauges. */
+export interface RuntimeLoad {
+  /** Sequences holding a slot. */
+  running: number;
+  /** Requests waiting for a slot. */
+  waiting: number;
+  /** Tokens in the last forward step. */
+  lastStepTokens: number;
+  /** KV cache positions holding tokens, over all slots, and the positions there are. */
+  kvUsed: number;
+  kvCapacity: number;
+}
 const PREFAULT_CHUNK = 64 * 1024 * 1024;
 
 export class Runtime {
@@ -158,10 +178,11 @@ export class Runtime {
     const tokenizer = tokenizerFromGguf(file);
     const threads = options.threads ?? native().cpuFeatures().physicalCores ?? availableParallelism();
     const contextSize = options.contextSize ?? Math.min(hparams.contextLength, DEFAULT_MAX_CONTEXT);
-    const slots = options.slots ?? 1;
+    const kvCacheTypeOption = options.kvCacheType ?? 'f32';
+    const slots = options.slots === 'auto' ? autoSlots(hparams, Math.min(options.contextSize ?? Math.min(hparams.contextLength, DEFAULT_MAX_CONTEXT), 1 << 22), kvCacheTypeOption) : options.slots ?? 1;
     const maxBatch = options.maxBatch ?? 512;
     const maxQueue = options.maxQueue ?? Infinity;
-    const kvCacheType = options.kvCacheType ?? 'f32';
+    const kvCacheType = kvCacheTypeOption;
     checkInt('contextSize', contextSize, 1, 1 << 22);
     checkInt('slots', slots, 1, 256);
     checkInt('maxBatch', maxBatch, 1, 65536);
@@ -204,6 +225,21 @@ export class Runtime {
       }
     }
     return runtime;
+  }
+
+  /** Test and metrics hook: called with how long each request waited for a slot, in milliseconds. */
+  onQueueWait: ((ms: number) => void) | null = null;
+
+  /** What the runtime is doing now. */
+  get load(): RuntimeLoad {
+    const all = this.slots.all;
+    return {
+      running: this.slots.size - this.slots.freeCount,
+      waiting: this.slots.queueDepth,
+      lastStepTokens: this.steps.stats.lastStepTokens,
+      kvUsed: all.reduce((n, s) => n + s.tokens.length, 0),
+      kvCapacity: all.length * this.info.contextSize,
+    };
   }
 
   tokenize(text: string, opts: { addBos?: boolean; parseSpecial?: boolean } = {}): number[] {
@@ -281,7 +317,9 @@ export class Runtime {
     this.running++;
     try {
       if (this.slots.queueDepth >= this.maxQueue && !this.slots.hasFree) throw new QueueFullError(this.maxQueue);
+      const queued = performance.now();
       const slot = await this.slots.acquire(req.prompt, req.signal);
+      this.onQueueWait?.(performance.now() - queued);
       try {
         return await generate({ steps: this.steps, tokenizer: this.tokenizer, contextSize: this.info.contextSize }, slot, req);
       } finally {
@@ -330,6 +368,12 @@ export class Runtime {
     while (this.running > 0) await new Promise((r) => setTimeout(r, 5));
     this.graph.dispose();
   }
+}
+
+/** AUTO_SLOTS, or fewer where their KV cache would take more than AUTO_KV_MEMORY_SHARE of memory; at least 1. */
+function autoSlots(hp: HParams, contextSize: number, kvCacheType: 'f32' | 'f16'): number {
+  const perSlot = 2 * hp.nLayers * contextSize * hp.nKvHeads * hp.headDim * (kvCacheType === 'f16' ? 2 : 4);
+  return Math.max(1, Math.min(AUTO_SLOTS, Math.floor((totalmem() * AUTO_KV_MEMORY_SHARE) / perSlot)));
 }
 
 function checkInt(name: string, value: number, min: number, max: number): void {

@@ -37,6 +37,11 @@ export class SlotPool {
     return this.slots;
   }
 
+  /** Slots no request holds. */
+  get freeCount(): number {
+    return this.free.size;
+  }
+
   /** Whether a request arriving now gets a slot without waiting. */
   get hasFree(): boolean {
     return this.free.size - this.handedOff > 0 && this.waiting.length === 0;

@@ -27,8 +27,21 @@ const NO_START: GenerationStart = { promptTokens: 0, cachedTokens: 0 };
 
 async function tracked(ctx: ServerContext, run: GenerationRun, sink: GenerationSink, signal: AbortSignal): Promise<GenerationOutcome> {
   ctx.metrics.generationsInFlight++;
+  const started = performance.now();
+  let last = -1;
+  // Time to first token and between tokens, as the events leave for the client.
+  const timed: GenerationSink = {
+    start: (s) => sink.start(s),
+    push: (ev) => {
+      const now = performance.now();
+      if (last < 0) ctx.metrics.timeToFirstToken.observe((now - started) / 1000);
+      else ctx.metrics.interTokenLatency.observe((now - last) / 1000);
+      last = now;
+      sink.push(ev);
+    },
+  };
   try {
-    const outcome = await run(sink, signal);
+    const outcome = await run(timed, signal);
     ctx.metrics.generation(outcome.done.usage, outcome.timings);
     return outcome;
   } finally {

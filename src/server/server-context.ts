@@ -2,7 +2,7 @@
 // the logger, and the server-wide cancel signal used by graceful shutdown.
 import type { FastifyReply } from 'fastify';
 import type { ChatOptions, ChatStreamEvent } from '../runtime/chat.js';
-import type { CompleteOptions, CompleteResult, RuntimeInfo } from '../runtime/runtime.js';
+import type { CompleteOptions, CompleteResult, RuntimeInfo, RuntimeLoad } from '../runtime/runtime.js';
 import type { ToolCallLogger } from '../tool-calls/types.js';
 import { GenerationCancelledError, ModelNotFoundError } from './errors.js';
 import { Metrics } from './metrics.js';
@@ -18,7 +18,13 @@ export interface ServedRuntime {
   tokenize(text: string, opts?: { addBos?: boolean; parseSpecial?: boolean }): number[];
   tokenizePrompt(text: string): Promise<number[]>;
   detokenize(ids: ArrayLike<number>): string;
+  /** What the runtime is doing now (gauges); absent on a runtime that does not say. */
+  readonly load?: RuntimeLoad;
+  /** Set by the server: told how long each request waited for a slot. */
+  onQueueWait?: ((ms: number) => void) | null;
 }
+
+const IDLE: RuntimeLoad = { running: 0, waiting: 0, lastStepTokens: 0, kvUsed: 0, kvCapacity: 0 };
 
 export interface ServerLogger extends ToolCallLogger {
   info(msg: string, fields?: object): void;
@@ -48,7 +54,8 @@ export class ServerContext {
     responsesStoreSize: number,
     responsesStoreBytes?: number,
   ) {
-    this.metrics = new Metrics(runtime.info.slots);
+    this.metrics = new Metrics(runtime.info.slots, () => runtime.load ?? IDLE);
+    runtime.onQueueWait = (ms: number) => this.metrics.queueWait.observe(ms / 1000);
     this.store = new ResponsesStore(responsesStoreSize, responsesStoreBytes);
   }
 

@@ -1,0 +1,148 @@
+// `npm run bench -- batched [--model tinyllama:q4_0,...] [--batches 1,2,4,8] [--threads 2] [--runs 2]
+// [--no-peer]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
+// each, EOS masked), kiln's aggregate decode tok/s, per-sequence tok/s, time to first token and
+// inter-token latency p50/p99, beside llama.cpp's own `llama-batched-bench` (built natively from
+// the source node-llama-cpp ships; `-npp 128 -ntg 128 -npl B`, same threads, same file), the
+// engines alternating in one run. Then a long prompt arriving while 4 sequences decode: their
+// worst inter-token gaps and its time to first token.
+//
+// kiln's decode tok/s counts the tokens produced after every sequence has its first token,
+// over the time from then to the last one's end: what llama-batched-bench's S_TG measures
+// (generation after a joint prefill of all B prompts).
+import { spawnSync } from 'node:child_process';
+import { argValue, describeMachine, formatTable, machineInfo, median } from './machine.js';
+import { ensureLlamaTools } from './llama-bench.js';
+import { ensureBenchModel, SHAPES } from './models.js';
+
+const PROMPT = 128;
+const GEN = 128;
+
+interface KilnRow { b: number; decode: number; ttft50: number; ttft99: number; itl50: number; itl99: number }
+interface PeerRow { b: number; decode: number; ttft: number; itl: number }
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = values.slice().sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** A distinct prompt per sequence and run, so no cache is reused. */
+function promptFor(seq: number, run: number, vocab: number, length = PROMPT): number[] {
+  return [1, ...Array.from({ length: length - 1 }, (_, i) => ((seq * 7919 + run * 104729 + i * 31) % (vocab - 300)) + 256)];
+}
+
+type Runtime = import('../src/runtime/runtime.js').Runtime;
+
+async function kilnBatch(rt: Runtime, b: number, run: number, noEog: Record<number, number>): Promise<KilnRow> {
+  const vocab = rt.info.hparams.vocabSize;
+  const t0 = performance.now();
+  const firsts: number[] = [];
+  const ends: number[] = [];
+  const stamps: number[][] = [];
+  await Promise.all(Array.from({ length: b }, async (_, s) => {
+    const times: number[] = [];
+    stamps.push(times);
+    await rt.complete({
+      prompt: promptFor(s, run, vocab), maxTokens: GEN, temperature: 0, logitBias: noEog,
+      logprobs: 0, onLogprob: () => times.push(performance.now()),
+    });
+    firsts.push(times[0]! - t0);
+    ends.push(performance.now());
+  }));
+  const allFirst = t0 + Math.max(...firsts);
+  const end = Math.max(...ends);
+  const after = stamps.reduce((n, t) => n + t.filter((x) => x > allFirst).length, 0);
+  const gaps = stamps.flatMap((t) => t.slice(1).map((x, i) => x - t[i]!));
+  return {
+    b, decode: (after * 1000) / (end - allFirst),
+    ttft50: percentile(firsts, 50), ttft99: percentile(firsts, 99), itl50: percentile(gaps, 50), itl99: percentile(gaps, 99),
+  };
+}
+
+function peerBatch(binary: string, model: string, b: number, threads: number): PeerRow {
+  const r = spawnSync(binary, ['-m', model, '-t', String(threads), '-tb', String(threads), '-c', String(b * (PROMPT + GEN) + 64), '-b', '512', '-ub', '512',
+    '-npp', String(PROMPT), '-ntg', String(GEN), '-npl', String(b)], { encoding: 'utf8', maxBuffer: 16 << 20 });
+  if (r.status !== 0) throw new Error(`llama-batched-bench failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout).slice(-2000)}`);
+  // |    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |
+  const line = (r.stdout + r.stderr).split('\n').find((l) => new RegExp(`^\\|\\s*${PROMPT}\\s*\\|\\s*${GEN}\\s*\\|\\s*${b}\\s*\\|`).test(l));
+  if (!line) throw new Error(`no result row in llama-batched-bench's output:\n${r.stdout.slice(-2000)}`);
+  const cells = line.split('|').map((c) => c.trim()).filter((c) => c.length > 0).map(Number);
+  const [, , , , tPp, , tTg, sTg] = cells as [number, number, number, number, number, number, number, number];
+  return { b, decode: sTg, ttft: tPp * 1000, itl: (tTg * 1000) / GEN };
+}
+
+/** 4 sequences decoding, then a prompt of `long` tokens arrives: their worst gaps, and its TTFT. */
+async function kilnLongPrompt(rt: Runtime, long: number, noEog: Record<number, number>): Promise<{ gapBefore: number; gapDuring: number; ttft: number; step: number }> {
+  const vocab = rt.info.hparams.vocabSize;
+  const stamps: number[][] = [];
+  let arrived = 0;
+  let firstOfLong = 0;
+  const streams = Array.from({ length: 4 }, async (_, s) => {
+    const times: number[] = [];
+    stamps.push(times);
+    await rt.complete({ prompt: promptFor(s, 99, vocab, 32), maxTokens: 200, temperature: 0, logitBias: noEog, logprobs: 0, onLogprob: () => times.push(performance.now()) });
+  });
+  await new Promise((r) => setTimeout(r, 1500));
+  arrived = performance.now();
+  await rt.complete({ prompt: promptFor(9, 99, vocab, long), maxTokens: 1, temperature: 0, logitBias: noEog, logprobs: 0, onLogprob: () => (firstOfLong = performance.now()) });
+  const done = performance.now();
+  await Promise.all(streams);
+  const gaps = (from: number, to: number) => stamps.flatMap((t) => t.slice(1).flatMap((x, i) => (x > from && x <= to ? [x - t[i]!] : [])));
+  const before = gaps(0, arrived);
+  return { gapBefore: percentile(before, 99), gapDuring: Math.max(...gaps(arrived, done)), ttft: firstOfLong - arrived, step: median(before) };
+}
+
+export async function run(args: string[]): Promise<void> {
+  const threads = Number(argValue(args, '--threads') ?? 2);
+  const batches = (argValue(args, '--batches') ?? '1,2,4,8').split(',').map(Number);
+  const runs = Number(argValue(args, '--runs') ?? 2);
+  const peer = !args.includes('--no-peer');
+  const models = (argValue(args, '--model') ?? 'tinyllama:q4_0,tinyllama:q8_0,tinyllama:q4_k').split(',');
+  const { Runtime } = await import('../src/index.js');
+  console.log(describeMachine(machineInfo()));
+  for (const spec of models) {
+    const [shapeName, typeName] = spec.split(':') as [string, string];
+    const shape = SHAPES[shapeName];
+    if (!shape) throw new Error(`unknown model shape '${shapeName}'`);
+    const model = ensureBenchModel(shape, typeName);
+    const tools = peer ? ensureLlamaTools(model) : null;
+    const rt = await Runtime.load({ model, threads, slots: Math.max(...batches, 4), maxBatch: 512, contextSize: 2048 });
+    const noEog: Record<number, number> = {};
+    for (let id = 0; id < rt.info.hparams.vocabSize; id++) if (rt.tokenizer.isEog(id)) noEog[id] = -Infinity;
+    try {
+      await kilnBatch(rt, 1, 1000, noEog); // warm-up
+      const kiln = new Map<number, KilnRow[]>();
+      const llama = new Map<number, PeerRow[]>();
+      for (let r = 0; r < runs; r++) {
+        for (const b of batches) {
+          process.stderr.write(`${spec} run ${r + 1}/${runs}: B=${b}\n`);
+          // Alternate which engine goes first.
+          const order = r % 2 === 0 ? ['kiln', 'peer'] : ['peer', 'kiln'];
+          for (const e of order) {
+            if (e === 'kiln') kiln.set(b, [...(kiln.get(b) ?? []), await kilnBatch(rt, b, r * 16 + b, noEog)]);
+            else if (tools) llama.set(b, [...(llama.get(b) ?? []), peerBatch(tools.batchedBench, model, b, threads)]);
+          }
+        }
+      }
+      const med = <T>(rows: T[] | undefined, f: (r: T) => number) => (rows && rows.length ? median(rows.map(f)) : NaN);
+      const b1 = med(kiln.get(1), (r) => r.decode);
+      console.log(`\n${shape.title} ${typeName.toUpperCase()}, ${threads} threads, prompt ${PROMPT}, ${GEN} generated per sequence; medians of ${runs} runs`);
+      console.log(formatTable(
+        ['B', 'kiln decode tok/s', 'per sequence', 'x kiln B=1', 'llama-batched-bench S_TG', 'kiln / llama', 'kiln TTFT p50/p99 ms', 'llama T_PP ms', 'kiln ITL p50/p99 ms', 'llama ITL ms'],
+        batches.map((b) => {
+          const k = kiln.get(b);
+          const l = llama.get(b);
+          const kd = med(k, (r) => r.decode);
+          const ld = med(l, (r) => r.decode);
+          return [String(b), kd.toFixed(1), (kd / b).toFixed(1), (kd / b1).toFixed(2), Number.isNaN(ld) ? '-' : ld.toFixed(1), Number.isNaN(ld) ? '-' : `${(kd / ld).toFixed(2)}x`,
+            `${med(k, (r) => r.ttft50).toFixed(0)} / ${med(k, (r) => r.ttft99).toFixed(0)}`, Number.isNaN(ld) ? '-' : med(l, (r) => r.ttft).toFixed(0),
+            `${med(k, (r) => r.itl50).toFixed(1)} / ${med(k, (r) => r.itl99).toFixed(1)}`, Number.isNaN(ld) ? '-' : med(l, (r) => r.itl).toFixed(1)];
+        }),
+      ));
+      const lp = await kilnLongPrompt(rt, 2000, noEog);
+      console.log(`A 2000-token prompt while 4 sequences decode: their inter-token gap p99 before ${lp.gapBefore.toFixed(1)} ms (median ${lp.step.toFixed(1)}), worst while it prefills ${lp.gapDuring.toFixed(1)} ms; its time to first token ${lp.ttft.toFixed(0)} ms`);
+    } finally {
+      await rt.close();
+    }
+  }
+}
