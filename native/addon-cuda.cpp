@@ -100,6 +100,7 @@ class CudaPlanWrap : public Napi::ObjectWrap<CudaPlanWrap> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "CudaPlan",
                        {InstanceMethod("upload", &CudaPlanWrap::Upload), InstanceMethod("forward", &CudaPlanWrap::Forward),
+                        InstanceMethod("forwardBatch", &CudaPlanWrap::ForwardBatch),
                         InstanceMethod("forwardArgmax", &CudaPlanWrap::ForwardArgmax),
                         InstanceMethod("benchmark", &CudaPlanWrap::Benchmark), InstanceMethod("copySlot", &CudaPlanWrap::CopySlot),
                         InstanceMethod("memory", &CudaPlanWrap::Memory), InstanceMethod("dispose", &CudaPlanWrap::Dispose)});
@@ -151,6 +152,11 @@ class CudaPlanWrap : public Napi::ObjectWrap<CudaPlanWrap> {
   Napi::Value Forward(const Napi::CallbackInfo& info) {
     if (!plan_) throw Napi::Error::New(info.Env(), "the plan was disposed");
     return queueForward(info, this);
+  }
+
+  Napi::Value ForwardBatch(const Napi::CallbackInfo& info) {
+    if (!plan_) throw Napi::Error::New(info.Env(), "the plan was disposed");
+    return queueForwardBatch(info, this);
   }
 
   // forwardArgmax(tokens, positions, slot) and benchmark(tokens, positions, slot, iterations).

@@ -105,4 +105,29 @@ Napi::Value queueForward(const Napi::CallbackInfo& info, Owner* owner) {
   });
 }
 
+// forwardBatch(tokens, positions, slots, outputs: Int32Array, out: Float32Array) for a wrapper
+// whose plan() has forwardBatch(BatchRows, out, outLength): checks the arguments' types and
+// lengths and queues the step (the plan checks the rows' values before any work).
+template <typename Owner>
+Napi::Value queueForwardBatch(const Napi::CallbackInfo& info, Owner* owner) {
+  Napi::Env env = info.Env();
+  const char* usage = "forwardBatch(tokens, positions, slots, outputs: Int32Array, out: Float32Array)";
+  if (info.Length() < 5) throw Napi::TypeError::New(env, usage);
+  for (int i = 0; i < 4; i++)
+    if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) throw Napi::TypeError::New(env, usage);
+  if (!info[4].IsTypedArray() || info[4].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) throw Napi::TypeError::New(env, usage);
+  const auto tokens = info[0].As<Napi::Int32Array>();
+  const auto positions = info[1].As<Napi::Int32Array>();
+  const auto slots = info[2].As<Napi::Int32Array>();
+  const auto outputs = info[3].As<Napi::Int32Array>();
+  auto out = info[4].As<Napi::Float32Array>();
+  const int64_t n = (int64_t)tokens.ElementLength();
+  if ((int64_t)positions.ElementLength() != n || (int64_t)slots.ElementLength() != n)
+    throw Napi::RangeError::New(env, "tokens, positions and slots must have the same length");
+  const BatchRows step{tokens.Data(), positions.Data(), slots.Data(), n, outputs.Data(), (int64_t)outputs.ElementLength()};
+  float* outData = out.Data();
+  const size_t outLength = out.ElementLength();
+  return queueStep(info, owner, {tokens, positions, slots, outputs, out}, [=] { owner->plan()->forwardBatch(step, outData, outLength); });
+}
+
 }  // namespace kiln

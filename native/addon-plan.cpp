@@ -47,28 +47,9 @@ class PlanWrap : public Napi::ObjectWrap<PlanWrap> {
     return queueForward(info, this);
   }
 
-  // forwardBatch(tokens, positions, slots, outputs: Int32Array, out: Float32Array)
   Napi::Value ForwardBatch(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    requireLive(env);
-    const char* usage = "forwardBatch(tokens, positions, slots, outputs: Int32Array, out: Float32Array)";
-    if (info.Length() < 5) throw Napi::TypeError::New(env, usage);
-    for (int i = 0; i < 4; i++)
-      if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) throw Napi::TypeError::New(env, usage);
-    if (!info[4].IsTypedArray() || info[4].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) throw Napi::TypeError::New(env, usage);
-    const auto tokens = info[0].As<Napi::Int32Array>();
-    const auto positions = info[1].As<Napi::Int32Array>();
-    const auto slots = info[2].As<Napi::Int32Array>();
-    const auto outputs = info[3].As<Napi::Int32Array>();
-    auto out = info[4].As<Napi::Float32Array>();
-    const int64_t n = (int64_t)tokens.ElementLength();
-    if ((int64_t)positions.ElementLength() != n || (int64_t)slots.ElementLength() != n)
-      throw Napi::RangeError::New(env, "tokens, positions and slots must have the same length");
-    const BatchRows step{tokens.Data(), positions.Data(), slots.Data(), n, outputs.Data(), (int64_t)outputs.ElementLength()};
-    float* outData = out.Data();
-    const size_t outLength = out.ElementLength();
-    Plan* plan = plan_.get();
-    return queueStep(info, this, {tokens, positions, slots, outputs, out}, [=] { plan->forwardBatch(step, outData, outLength); });
+    requireLive(info.Env());
+    return queueForwardBatch(info, this);
   }
 
   Napi::Value CopySlot(const Napi::CallbackInfo& info) {

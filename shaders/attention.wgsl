@@ -1,4 +1,4 @@
-// Causal GQA attention of a prefill step over the KV cache, in the CPU backend's order
+// Causal GQA attention of one slot's rows of a step (its segment) over that slot's KV cache, in the CPU backend's order
 // (include/attend.wgsl): one workgroup per (token, head) walks the cache rows 0..position three
 // times: for the scores and the largest, for the exps and their sum (each invocation summing every
 // WG-th eight positions, the sums then added in invocation order), and, WG positions at a time, for
@@ -15,12 +15,12 @@ enable subgroups;
 #include "reduce"
 #include "attend"
 #include "softmax-total"
+#include "segment"
 
 struct Params {
   n_heads: u32,
   n_kv_heads: u32,
   head_dim: u32,
-  n_tokens: u32,
   scale: f32,
   zero: u32,
 }
@@ -29,7 +29,8 @@ struct Params {
 // kc, vc: bindings 1 and 2 (include/kv.wgsl)
 @group(0) @binding(3) var<storage, read> positions: array<i32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
-@group(0) @binding(5) var<uniform> p: Params;
+@group(0) @binding(5) var<storage, read> seg: Segment;
+@group(0) @binding(6) var<uniform> p: Params;
 
 const DIMS_PER_INVOCATION: u32 = MAX_HEAD_DIM / WG;
 // Positions whose score (then exp) workgroup memory keeps: 12 KiB of the 16 KiB WebGPU guarantees.
@@ -52,12 +53,12 @@ fn score(j: u32) -> f32 { return qk_dot(j * kv_width + kv_off, p.head_dim) * p.s
 fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
   init_ids(ids);
   let g = group_index(wg, nwg);
-  if (g >= p.n_tokens * p.n_heads) { return; }
-  let t = g / p.n_heads;
+  if (g >= seg.n_rows * p.n_heads) { return; }
+  let t = seg.row0 + g / p.n_heads;
   let h = g % p.n_heads;
   kv_width = p.n_kv_heads * p.head_dim;
   kv_off = (h / (p.n_heads / p.n_kv_heads)) * p.head_dim;
-  let q_off = g * p.head_dim;
+  let q_off = (seg.row0 * p.n_heads + g) * p.head_dim;
   for (var d = lid; d < p.head_dim; d += WG) { q_sh[d] = q[q_off + d]; }
   if (lid == 0u) { n_sh = u32(positions[t]) + 1u; }
   let n = workgroupUniformLoad(&n_sh);

@@ -8,6 +8,7 @@ enable f16;
 #include "kv"
 #include "lanes"
 #include "fma"
+#include "segment"
 
 struct Params {
   n_heads: u32,
@@ -21,7 +22,8 @@ struct Params {
 // kc, vc: bindings 1 and 2 (include/kv.wgsl)
 @group(0) @binding(3) var<storage, read> positions: array<i32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
-@group(0) @binding(5) var<uniform> p: Params;
+@group(0) @binding(5) var<storage, read> seg: Segment;
+@group(0) @binding(6) var<uniform> p: Params;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -29,7 +31,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   if (i >= p.n_heads * p.head_dim) { return; }
   let h = i / p.head_dim;
   let d = i % p.head_dim;
-  let n = u32(positions[0]) + 1u;
+  let n = u32(positions[seg.row0]) + 1u;
   let kv_width = p.n_kv_heads * p.head_dim;
   let col = (h / (p.n_heads / p.n_kv_heads)) * p.head_dim + d;
   var lo = vec4<f32>(0.0);
@@ -47,5 +49,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     lo = fma_rn4(vec4<f32>(v[0], v[1], v[2], v[3]), vec4<f32>(pr[0], pr[1], pr[2], pr[3]), lo);
     hi = fma_rn4(vec4<f32>(v[4], v[5], v[6], v[7]), vec4<f32>(pr[4], pr[5], pr[6], pr[7]), hi);
   }
-  y[i] = hsum8(lo, hi);
+  y[seg.row0 * p.n_heads * p.head_dim + i] = hsum8(lo, hi);
 }

@@ -1,5 +1,5 @@
 // Decode attention, second pass: softmax in place over the first n values of each row, n =
-// positions[0] + 1 (the cache rows a decode step's query sees), in the CPU backend's order
+// positions[seg.row0] + 1 (the cache rows the segment's one query sees), in the CPU backend's order
 // (include/attend.wgsl). One workgroup per row; invocation i takes positions 8i .. 8i + 7, then
 // 8 (i + WG) .., and the same ones in every pass.
 #if SUBGROUPS
@@ -8,6 +8,7 @@ enable subgroups;
 #include "ids"
 #include "reduce"
 #include "softmax-total"
+#include "segment"
 
 struct Params {
   n_rows: u32,
@@ -17,7 +18,8 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read> positions: array<i32>;
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
-@group(0) @binding(2) var<uniform> p: Params;
+@group(0) @binding(2) var<storage, read> seg: Segment;
+@group(0) @binding(3) var<uniform> p: Params;
 
 const LOWEST: f32 = -0x1.fffffep+127f; // -FLT_MAX
 
@@ -27,7 +29,7 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
   init_ids(ids);
   let r = group_index(wg, nwg);
   if (r >= p.n_rows) { return; }
-  let n = u32(positions[0]) + 1u;
+  let n = u32(positions[seg.row0]) + 1u;
   let base = r * p.stride;
   var m = LOWEST;
   for (var j = lid; j < n; j += WG) { m = max(m, x[base + j]); }

@@ -241,6 +241,10 @@ void CudaPlan::allocate() {
   hOutFloats_ = (size_t)std::min<int64_t>(std::max(result.rows, o.maxBatch), kPinnedOutputRows) * (size_t)result.cols;
   hOut_ = static_cast<float*>(hostAlloc(sizeof(float) * hOutFloats_));
   hArgmax_ = static_cast<int32_t*>(hostAlloc(sizeof(int32_t)));
+  segments_.reserve(o.slots);
+  outputs_.reserve(o.maxBatch);
+  oneSlots_.assign(o.maxBatch, 0);
+  oneOutputs_.assign(o.maxBatch, 0);
   for (const PlanNode& node : nodes_)
     if (node.op == OpCode::Attention) attentionPrepare((int)node.params[3]);
 }
@@ -319,18 +323,40 @@ void* CudaPlan::kvAt(uint8_t* base, int slot, int layer) const {
   return base + ((size_t)slot * shape_.nLayers + layer) * (size_t)options_.plan.contextSize * (size_t)shape_.kvWidth * element;
 }
 
-void CudaPlan::stage(const int32_t* tokens, const int32_t* positions, int64_t nTokens) {
-  std::memcpy(hTokens_, tokens, sizeof(int32_t) * nTokens);
-  std::memcpy(hPositions_, positions, sizeof(int32_t) * nTokens);
+size_t CudaPlan::stage(const BatchRows& step, size_t outLength) {
+  const size_t resultSize = checkBatchStep(tensors_, nodes_, output_, options_.plan, step, outLength, segments_);
+  outputs_.assign(step.outputs, step.outputs + step.nOutputs);
+  std::memcpy(hTokens_, step.tokens, sizeof(int32_t) * step.nTokens);
+  std::memcpy(hPositions_, step.positions, sizeof(int32_t) * step.nTokens);
+  return resultSize;
+}
+
+BatchRows CudaPlan::oneSlot(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot, bool allOutputs) {
+  if (nTokens < 1 || nTokens > options_.plan.maxBatch)
+    throw PlanError("a forward step takes 1 to " + std::to_string(options_.plan.maxBatch) + " tokens, got " + std::to_string(nTokens));
+  std::fill(oneSlots_.begin(), oneSlots_.begin() + nTokens, slot);
+  const int64_t nOutputs = allOutputs ? nTokens : 1;
+  for (int64_t j = 0; j < nOutputs; j++) oneOutputs_[j] = (int32_t)(allOutputs ? j : nTokens - 1);
+  return BatchRows{tokens, positions, oneSlots_.data(), nTokens, oneOutputs_.data(), nOutputs};
+}
+
+CudaPlan::StepKey CudaPlan::keyOf(int64_t nTokens, bool argmaxOnly) const {
+  StepKey key{argmaxOnly ? 1 : 0, nTokens, (int64_t)segments_.size()};
+  for (const SlotSegment& s : segments_) key.insert(key.end(), {(int64_t)s.slot, s.begin, s.end});
+  key.insert(key.end(), outputs_.begin(), outputs_.end());
+  return key;
 }
 
 void CudaPlan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot, bool allOutputs,
                        float* out, size_t outLength) {
+  forwardBatch(oneSlot(tokens, positions, nTokens, slot, allOutputs), out, outLength);
+}
+
+void CudaPlan::forwardBatch(const BatchRows& step, float* out, size_t outLength) {
   useDevice(options_.device);
   requireUploaded();
-  const size_t resultSize = checkStep(tensors_, nodes_, output_, options_.plan, tokens, positions, nTokens, slot, allOutputs, outLength);
-  stage(tokens, positions, nTokens);
-  run(StepKey{nTokens, slot, allOutputs, false});
+  const size_t resultSize = stage(step, outLength);
+  run(keyOf(step.nTokens, false));
   if (resultSize <= hOutFloats_) {
     std::memcpy(out, hOut_, sizeof(float) * resultSize);
   } else {
@@ -341,9 +367,8 @@ void CudaPlan::forward(const int32_t* tokens, const int32_t* positions, int64_t 
 int32_t CudaPlan::forwardArgmax(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot) {
   useDevice(options_.device);
   requireUploaded();
-  checkStep(tensors_, nodes_, output_, options_.plan, tokens, positions, nTokens, slot, false, SIZE_MAX);
-  stage(tokens, positions, nTokens);
-  run(StepKey{nTokens, slot, false, true});
+  stage(oneSlot(tokens, positions, nTokens, slot, false), SIZE_MAX);
+  run(keyOf(nTokens, true));
   return *hArgmax_;
 }
 
@@ -351,9 +376,8 @@ double CudaPlan::benchmark(const int32_t* tokens, const int32_t* positions, int6
   useDevice(options_.device);
   requireUploaded();
   if (iterations < 1 || iterations > 100000) throw PlanError("benchmark: iterations must be between 1 and 100000");
-  checkStep(tensors_, nodes_, output_, options_.plan, tokens, positions, nTokens, slot, false, SIZE_MAX);
-  stage(tokens, positions, nTokens);
-  const StepKey key{nTokens, slot, false, false};
+  stage(oneSlot(tokens, positions, nTokens, slot, false), SIZE_MAX);
+  const StepKey key = keyOf(nTokens, false);
   run(key);
   run(key);  // with graphs on, the second run captures
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -436,19 +460,24 @@ void CudaPlan::capture(const StepKey& key) {
   check(cudaGraphLaunch(exec, stream_), "cudaGraphLaunch");
 }
 
+// Enqueues the staged step (segments_, outputs_); `key` is its keyOf.
 void CudaPlan::enqueue(const StepKey& key) {
-  const auto [nTokens, slot, allOutputs, argmaxOnly] = key;
+  const bool argmaxOnly = key[0] != 0;
+  const int64_t nTokens = key[1];
   check(cudaMemcpyAsync(dTokens_, hTokens_, sizeof(int32_t) * nTokens, cudaMemcpyHostToDevice, stream_), "copy tokens");
   check(cudaMemcpyAsync(dPositions_, hPositions_, sizeof(int32_t) * nTokens, cudaMemcpyHostToDevice, stream_), "copy positions");
   q8Source_ = halfSource_ = -1;
-  const int64_t nOutputs = allOutputs ? nTokens : 1;
+  const int64_t nOutputs = (int64_t)outputs_.size();
   for (size_t n = 0; n < nodes_.size(); n++) {
     const PlanNode& node = nodes_[n];
-    if (node.op == OpCode::MulMat) n += enqueueMulMat(n, rowsOf(tensors_[node.output], nTokens, nOutputs)) - 1;
-    else enqueueNode(n, nTokens, nOutputs, slot, allOutputs);
+    const int64_t rows = rowsOf(tensors_[node.output], nTokens, nOutputs);
+    if (rows == 0) continue;  // the output rows of a step that wants none
+    if (node.op == OpCode::MulMat) n += enqueueMulMat(n, rows) - 1;
+    else enqueueNode(n, nTokens, nOutputs);
   }
   const PlanTensor& result = tensors_[output_];
   const int64_t rows = rowsOf(result, nTokens, nOutputs);
+  if (rows == 0) return;
   if (argmaxOnly) {
     argmax(act(output_) + (rows - 1) * result.cols, 1, result.cols, dArgmax_, stream_);
     check(cudaMemcpyAsync(hArgmax_, dArgmax_, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_), "copy argmax");
@@ -467,7 +496,7 @@ bool CudaPlan::quantizesForNext(size_t n, int64_t cols) const {
          matVecTakesQ8((GgmlType)tensors_[next.inputs[0]].dtype);
 }
 
-void CudaPlan::enqueueNode(size_t n, int64_t nTokens, int64_t nOutputs, int slot, bool allOutputs) {
+void CudaPlan::enqueueNode(size_t n, int64_t nTokens, int64_t nOutputs) {
   const PlanNode& node = nodes_[n];
   const PlanTensor& outT = tensors_[node.output];
   float* y = act(node.output);
@@ -504,20 +533,35 @@ void CudaPlan::enqueueNode(size_t n, int64_t nTokens, int64_t nOutputs, int slot
       break;
     }
     case OpCode::Attention: {
+      // Slot segment by slot segment: each stores into and reads from its own slot's cache, with
+      // the launches a step of that segment alone would make (the same bits).
       const int layer = (int)node.params[0];
       const bool f16 = options_.plan.kvType == GgmlType::F16;
-      void* k = kvAt(kvK_, slot, layer);
-      void* v = kvAt(kvV_, slot, layer);
-      storeKv(in(1), in(2), k, v, f16, rows, dPositions_, shape_.kvWidth, stream_);
-      AttentionArgs a{in(0), k, v, f16, y, dPositions_, rows, (int)node.params[1], (int)node.params[2], (int)node.params[3],
-                      (float)node.params[4], options_.plan.contextSize, attnScratch_};
-      attention(a, stream_);
+      const int nHeads = (int)node.params[1], headDim = (int)node.params[3];
+      const int64_t qWidth = (int64_t)nHeads * headDim;
+      for (const SlotSegment& s : segments_) {
+        void* k = kvAt(kvK_, s.slot, layer);
+        void* v = kvAt(kvV_, s.slot, layer);
+        const int64_t segRows = s.end - s.begin;
+        storeKv(in(1) + s.begin * shape_.kvWidth, in(2) + s.begin * shape_.kvWidth, k, v, f16, segRows, dPositions_ + s.begin,
+                shape_.kvWidth, stream_);
+        AttentionArgs a{in(0) + s.begin * qWidth, k, v, f16, y + s.begin * qWidth, dPositions_ + s.begin, segRows, nHeads,
+                        (int)node.params[2], headDim, (float)node.params[4], options_.plan.contextSize, attnScratch_};
+        attention(a, stream_);
+      }
       break;
     }
     case OpCode::OutputRows: {
-      const int64_t first = allOutputs ? 0 : nTokens - 1;
-      check(cudaMemcpyAsync(y, in(0) + first * outT.cols, sizeof(float) * rows * outT.cols, cudaMemcpyDeviceToDevice, stream_),
-            "output_rows");
+      // The wanted rows in order, one copy per run of consecutive rows.
+      const size_t rowBytes = sizeof(float) * outT.cols;
+      for (size_t j = 0; j < outputs_.size();) {
+        size_t end = j + 1;
+        while (end < outputs_.size() && outputs_[end] == outputs_[end - 1] + 1) end++;
+        check(cudaMemcpyAsync(y + j * outT.cols, in(0) + (int64_t)outputs_[j] * outT.cols, rowBytes * (end - j),
+                              cudaMemcpyDeviceToDevice, stream_),
+              "output_rows");
+        j = end;
+      }
       break;
     }
   }

@@ -9,7 +9,6 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <tuple>
 #include <vector>
 
 #include "../graph-plan.h"
@@ -39,9 +38,13 @@ class CudaPlan {
   // the first forward step; the constants' host memory must stay valid until it returns.
   void upload(const std::function<void(double)>& progress);
 
-  // One forward step, as Plan::forward.
+  // One forward step of one slot, as Plan::forward: the one-slot case of forwardBatch.
   void forward(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot, bool allOutputs, float* out,
                size_t outLength);
+
+  // One step over rows of several slots, as Plan::forwardBatch: each slot's rows store into and
+  // attend over that slot's cache only, and a row's output does not depend on the other rows.
+  void forwardBatch(const BatchRows& step, float* out, size_t outLength);
 
   // A forward step that returns only the index of the largest value of the last output row.
   int32_t forwardArgmax(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot);
@@ -55,19 +58,25 @@ class CudaPlan {
   DeviceMemory memory() const { return memory_; }
 
  private:
-  // What a step's launches depend on besides device memory: the graph cache key.
-  using StepKey = std::tuple<int64_t, int, bool, bool>;  // nTokens, slot, allOutputs, argmax
+  // What a step's launches depend on besides device memory, the graph cache key: argmax only, the
+  // token count, each slot segment (slot, begin, end), then the output rows.
+  using StepKey = std::vector<int64_t>;
 
   void checkSupported() const;
   void planScratch();
   void allocate();
   void release();
   void requireUploaded() const;
-  void stage(const int32_t* tokens, const int32_t* positions, int64_t nTokens);
+  // Checks a step (filling segments_ and outputs_) and copies its ids to pinned memory; returns
+  // the floats it writes to `out`.
+  size_t stage(const BatchRows& step, size_t outLength);
+  // The one-slot step of forward(), forwardArgmax() and benchmark(): every row's output or the last's.
+  BatchRows oneSlot(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot, bool allOutputs);
+  StepKey keyOf(int64_t nTokens, bool argmaxOnly) const;
   void run(const StepKey& key);
   void enqueue(const StepKey& key);
   void capture(const StepKey& key);
-  void enqueueNode(size_t n, int64_t nTokens, int64_t nOutputs, int slot, bool allOutputs);
+  void enqueueNode(size_t n, int64_t nTokens, int64_t nOutputs);
   bool quantizesForNext(size_t n, int64_t cols) const;
   size_t enqueueMulMat(size_t first, int64_t rows);
   void dropGraphs();
@@ -107,6 +116,10 @@ class CudaPlan {
   float* hOut_ = nullptr;
   size_t hOutFloats_ = 0;
   int32_t* hArgmax_ = nullptr;
+  // The step being staged and enqueued: its slot segments and output rows.
+  std::vector<SlotSegment> segments_;
+  std::vector<int32_t> outputs_;
+  std::vector<int32_t> oneSlots_, oneOutputs_;  // oneSlot()'s rows
   // Which activation each scratch form holds during the enqueue of a step (q, k and v read the
   // same normed activation: it is converted once).
   int q8Source_ = -1, halfSource_ = -1;

@@ -73,15 +73,12 @@ export interface NativePlan {
    * rows (the last token's, or every token's when allOutputs) into `out`.
    */
   forward(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean, out: Float32Array): Promise<void>;
+  /** One step over rows of several slots (see BatchStep in src/backend/backend.ts); forward() is its one-slot case. */
+  forwardBatch(tokens: Int32Array, positions: Int32Array, slots: Int32Array, outputs: Int32Array, out: Float32Array): Promise<void>;
   /** Copies positions [0, n) of one slot's KV cache to another. */
   copySlot(from: number, to: number, n: number): void;
   /** Frees native memory and stops the thread pool; the plan cannot be used afterwards. */
   dispose(): void;
-}
-
-/** The CPU plan: also one step over rows of several slots (see BatchStep in src/backend/backend.ts). */
-export interface NativeCpuPlan extends NativePlan {
-  forwardBatch(tokens: Int32Array, positions: Int32Array, slots: Int32Array, outputs: Int32Array, out: Float32Array): Promise<void>;
 }
 
 /** A CUDA device the addon's kernels run on. */
@@ -143,7 +140,7 @@ export interface NativeAddon {
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
   setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;
-  Plan: new (graph: NativeGraph, options: NativePlanOptions) => NativeCpuPlan;
+  Plan: new (graph: NativeGraph, options: NativePlanOptions) => NativePlan;
   /** CUDA devices the kernels run on; an empty list with the reason on machines (or builds) without them. Never throws. */
   cudaDevices(): CudaDeviceList;
   /** Throws (kilnCode 'cuda_unavailable') in builds without CUDA. */

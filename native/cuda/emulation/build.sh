@@ -29,7 +29,12 @@ compile() {  # source [extra flags...]: compiles when the source or the emulator
   objects+=("$obj")
 }
 for f in "$root"/native/*.cpp "$root"/native/cpu/*.cpp; do
-  case $f in *-avx2.cpp) compile "$f" -mavx2 -mfma -mf16c ;; *) compile "$f" ;; esac
+  case $f in
+    *-avx2.cpp) compile "$f" -mavx2 -mfma -mf16c ;;
+    # -O3 as CMakeLists.txt builds them: some intrinsics need the lane indices it unrolls to constants.
+    *-avx512.cpp) compile "$f" -O3 -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512vnni -Wno-maybe-uninitialized ;;
+    *) compile "$f" ;;
+  esac
 done
 for f in "$root"/native/cuda/*.cpp; do compile "$f"; done
 for f in "$out"/gen/*.cpp; do compile "$f" -iquote "$root/native/cuda"; done

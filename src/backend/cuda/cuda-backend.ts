@@ -5,7 +5,7 @@ import type { Graph } from '../../model/graph.js';
 import { GgmlType } from '../../gguf/ggml-type.js';
 import { type CudaDevice, type CudaDeviceList, native, type NativeCudaPlan } from '../../native/binding.js';
 import type { Backend, BatchStep, CompileOptions, CompiledGraph } from '../backend.js';
-import { forwardBatchBySlot } from '../forward-batch-by-slot.js';
+import { batchSegments } from '../forward-batch-by-slot.js';
 import { cudaErrorFrom, CudaUnavailableError } from './errors.js';
 import { toNativeGraph } from '../native-graph.js';
 
@@ -40,8 +40,10 @@ export class CudaGraph implements CompiledGraph {
     return this.plan.forward(tokens, positions, slot, allOutputs, out);
   }
 
-  forwardBatch(step: BatchStep, out: Float32Array): Promise<void> {
-    return forwardBatchBySlot((t, p, s, a, o) => this.forward(t, p, s, a, o), this.outputWidth, this.slots, step, out);
+  async forwardBatch(step: BatchStep, out: Float32Array): Promise<void> {
+    // Typed errors for a malformed step; the native plan checks it again before any work.
+    batchSegments(step, this.slots);
+    return this.plan.forwardBatch(step.tokens, step.positions, step.slots, step.outputs, out);
   }
 
   /** A forward step that returns the argmax of the last token's output row, copying back 4 bytes instead of the row. */

@@ -1,5 +1,5 @@
 // The recorded work of a compiled graph: every dispatch with its pipeline, bind groups (one per KV
-// slot when it touches the cache) and parameters, which live in one uniform buffer, each dispatch's
+// slot when it touches the cache: such a dispatch runs once per slot segment of a step) and parameters, which live in one uniform buffer, each dispatch's
 // block at its own aligned offset, rewritten only when a step's shape (token and output counts)
 // changes; and the copies between passes.
 /// <reference types="@webgpu/types" />
@@ -9,13 +9,23 @@ import type { ShaderDefines } from './shader-source.js';
 
 const MAX_WORKGROUPS = 65535;
 
+/** A slot's rows [begin, begin + rows) of a step. */
+export interface Segment {
+  slot: number;
+  begin: number;
+  rows: number;
+  /** Cache rows its last row's query sees. */
+  kvLength: number;
+}
+
 /** The shape of one forward step. */
 export interface Step {
   nTokens: number;
   nOutputs: number;
-  /** First token row kept by output_rows. */
-  first: number;
-  /** Cache rows a decode step's query sees. */
+  /** Token rows kept by output_rows, ascending. */
+  outputs: Int32Array;
+  segments: Segment[];
+  /** In a per-slot dispatch's grid and condition: the segment's cache rows (see Segment). */
   kvLength: number;
 }
 
@@ -25,6 +35,8 @@ export interface DispatchSpec {
   defines: ShaderDefines;
   /** Buffers by binding name: one set, or one per slot. */
   resources: Array<Record<string, GPUBuffer>>;
+  /** Run once per slot segment, with resources[slot], and grid and when see the segment as the step. */
+  perSlot: boolean;
   params: (s: Step) => Record<string, number>;
   /** Workgroups: a count (laid out in 2-D when needed) or an explicit grid. */
   grid: (s: Step) => number | [number, number];
@@ -122,25 +134,50 @@ export class DispatchTable {
   }
 
   /** Records the step's dispatches and copies into `encoder`. */
-  record(encoder: GPUCommandEncoder, s: Step, slot: number): void {
+  record(encoder: GPUCommandEncoder, s: Step): void {
     let pass = encoder.beginComputePass();
-    for (const item of this.items) {
+    for (let i = 0; i < this.items.length; i++) {
+      const item = this.items[i]!;
       if (item.kind === 'copy') {
         pass.end();
-        encoder.copyBufferToBuffer(item.src, 4 * s.first * item.cols, item.dst, 0, 4 * s.nOutputs * item.cols);
+        copyRows(encoder, item, s.outputs);
         pass = encoder.beginComputePass();
+      } else if (item.perSlot) {
+        // A run of per-slot dispatches (one attention) runs whole for one segment before the next:
+        // they share scratch such as the decode scores.
+        let end = i + 1;
+        while (end < this.items.length && this.items[end]!.kind === 'dispatch' && (this.items[end] as Dispatch).perSlot) end++;
+        const run = this.items.slice(i, end) as Dispatch[];
+        for (const g of s.segments) {
+          const seg: Step = { ...s, nTokens: g.rows, kvLength: g.kvLength };
+          for (const d of run) if (!d.when || d.when(seg)) DispatchTable.dispatch(pass, d, seg, d.bindGroups[g.slot]!);
+        }
+        i = end - 1;
       } else if (!item.when || item.when(s)) {
-        DispatchTable.dispatch(pass, item, s, slot);
+        DispatchTable.dispatch(pass, item, s, item.bindGroups[0]!);
       }
     }
     pass.end();
   }
 
-  static dispatch(pass: GPUComputePassEncoder, d: Dispatch, s: Step, slot: number): void {
+  static dispatch(pass: GPUComputePassEncoder, d: Dispatch, s: Step, bindGroup: GPUBindGroup): void {
     const g = d.grid(s);
+    // No workgroups: nothing to compute (the output rows of a step that wants none).
+    if (typeof g === 'number' ? g === 0 : g[0] === 0 || g[1] === 0) return;
     const [x, y] = typeof g === 'number' ? grid2d(g) : g;
     pass.setPipeline(d.kernel.pipeline);
-    pass.setBindGroup(0, d.bindGroups[d.bindGroups.length > 1 ? slot : 0]!);
+    pass.setBindGroup(0, bindGroup);
     pass.dispatchWorkgroups(x, y);
+  }
+}
+
+/** output_rows: the kept rows in order, one copy per run of consecutive rows. */
+function copyRows(encoder: GPUCommandEncoder, c: Copy, rows: Int32Array): void {
+  const bytes = 4 * c.cols;
+  for (let j = 0; j < rows.length; ) {
+    let end = j + 1;
+    while (end < rows.length && rows[end] === rows[end - 1]! + 1) end++;
+    encoder.copyBufferToBuffer(c.src, rows[j]! * bytes, c.dst, j * bytes, (end - j) * bytes);
+    j = end;
   }
 }

@@ -1,6 +1,7 @@
 // Each node of a planned graph as the dispatches that compute it, in graph order, with the buffers
 // they read and write: activation buffers by liveness, weights in their GGML blocks, the KV cache
-// (one buffer pair per layer and slot), activation scratch, RoPE angle tables.
+// (one buffer pair per layer and slot, and per slot its rows in the step), activation scratch, RoPE
+// angle tables.
 /// <reference types="@webgpu/types" />
 import { GgmlType } from '../../gguf/ggml-type.js';
 import { type GraphTensor, Op, ROWS_PER_OUTPUT, ROWS_PER_TOKEN } from '../../model/graph.js';
@@ -46,6 +47,8 @@ export interface GraphWork {
   outputRows: (s: Step) => number;
   /** Index layer * slots + slot. */
   kv: KvCache[];
+  /** Per slot: its rows in the step, (row0, n_rows) as u32 (include/segment.wgsl). */
+  segments: GPUBuffer[];
   ropes: RopeBuffer[];
 }
 
@@ -90,6 +93,7 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
   const act = (id: number) => acts[plan.bufferOf[id]!]!;
   const rows = (id: number) => rowsOf(tensors[id]!);
 
+  const segments = Array.from({ length: options.slots }, (_, slot) => buffers.storage(`segment ${slot}`, 16));
   const kvF16 = options.kvCacheType === 'f16';
   const kv: KvCache[] = [];
   for (let layer = 0; layer < plan.nLayers; layer++) {
@@ -128,8 +132,8 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
     grid: DispatchSpec['grid'],
     when?: DispatchSpec['when'],
   ): DispatchSpec => ({
-    kind: 'dispatch', shader, defines: { ...base, ...defines }, resources: Array.isArray(resources) ? resources : [resources], params, grid,
-    ...(when ? { when } : {}),
+    kind: 'dispatch', shader, defines: { ...base, ...defines }, resources: Array.isArray(resources) ? resources : [resources],
+    perSlot: Array.isArray(resources), params, grid, ...(when ? { when } : {}),
   });
   const perElement = (n: (s: Step) => number) => (s: Step) => Math.ceil(n(s) / WG);
 
@@ -218,22 +222,24 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
       case Op.Attention: {
         const [layer, nHeads, nKv, headDim, scale] = node.params as [number, number, number, number, number];
         const [q, k, v] = node.inputs.map(act) as [GPUBuffer, GPUBuffer, GPUBuffer];
-        const caches = kv.slice(layer * options.slots, (layer + 1) * options.slots);
+        // Per slot segment of the step (grid and condition see the segment's rows): its cache and rows.
+        const caches = kv.slice(layer * options.slots, (layer + 1) * options.slots).map((c, slot) => ({ kc: c.k, vc: c.v, seg: segments[slot]! }));
         const geometry = { n_heads: nHeads, n_kv_heads: nKv, head_dim: headDim };
         const decode = (s: Step) => s.nTokens === 1;
         const kvWords = kvF16 ? plan.kvWidth / 2 : plan.kvWidth;
         items.push(
-          dispatch('kv_store', { KV_F16: kvF16 }, caches.map((c) => ({ k, v, positions, kc: c.k, vc: c.v })),
-            (s) => ({ kv_width: plan.kvWidth, n_tokens: s.nTokens }), (s) => Math.ceil((s.nTokens * kvWords) / WG)),
-          // Decode: scores for every cache row in parallel, a softmax per head, then the values.
-          dispatch('attention_scores', kvDefines, caches.map((c) => ({ q, kc: c.k, vc: c.v, positions, scores })),
+          dispatch('kv_store', { KV_F16: kvF16 }, caches.map((c) => ({ k, v, positions, ...c })),
+            () => ({ kv_width: plan.kvWidth, zero: 0 }), (s) => Math.ceil((s.nTokens * kvWords) / WG)),
+          // One row (a decode token): scores for every cache row in parallel, a softmax per head, then the values.
+          dispatch('attention_scores', kvDefines, caches.map((c) => ({ q, positions, scores, ...c })),
             () => ({ ...geometry, ctx: options.contextSize, scale, zero: 0 }), (s) => Math.ceil((nHeads * s.kvLength) / WG), decode),
-          dispatch('softmax', reduce, { positions, x: scores }, () => ({ n_rows: nHeads, stride: options.contextSize, zero: 0 }), () => nHeads, decode),
-          dispatch('attention_values', kvDefines, caches.map((c) => ({ probs: scores, kc: c.k, vc: c.v, positions, y })),
+          dispatch('softmax', reduce, caches.map((c) => ({ positions, x: scores, seg: c.seg })),
+            () => ({ n_rows: nHeads, stride: options.contextSize, zero: 0 }), () => nHeads, decode),
+          dispatch('attention_values', kvDefines, caches.map((c) => ({ probs: scores, positions, y, ...c })),
             () => ({ ...geometry, ctx: options.contextSize, zero: 0 }), () => Math.ceil((nHeads * headDim) / WG), decode),
-          // Prefill: a workgroup per (token, head).
-          dispatch('attention', { ...kvDefines, ...reduce }, caches.map((c) => ({ q, kc: c.k, vc: c.v, positions, y })),
-            (s) => ({ ...geometry, n_tokens: s.nTokens, scale, zero: 0 }), (s) => s.nTokens * nHeads, (s) => !decode(s)),
+          // Several rows (a prefill chunk): a workgroup per (row, head).
+          dispatch('attention', { ...kvDefines, ...reduce }, caches.map((c) => ({ q, positions, y, ...c })),
+            () => ({ ...geometry, scale, zero: 0 }), (s) => s.nTokens * nHeads, (s) => !decode(s)),
         );
         break;
       }
@@ -249,5 +255,5 @@ export function graphWork(plan: GpuPlan, options: CompileOptions, buffers: GpuBu
   const argmaxResult = buffers.storage('argmax', 4);
   const argmax = dispatch('argmax', { ...reduce, WG: 256 }, { x: output, result: argmaxResult },
     (s) => ({ n: width, offset: (outputRows(s) - 1) * width, neg_inf: -Infinity }), () => 1);
-  return { items, argmax, argmaxResult, tokens, positions, output, outputRows, kv, ropes: [...ropes.values()] };
+  return { items, argmax, argmaxResult, tokens, positions, output, outputRows, kv, segments, ropes: [...ropes.values()] };
 }

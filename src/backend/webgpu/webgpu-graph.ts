@@ -1,13 +1,13 @@
 // A planned graph on a WebGPU device. Loading opens the device with the limits the graph needs,
-// uploads the weights and compiles every pipeline; a forward step writes the token ids, positions
-// and RoPE angles, records the whole step into one command encoder, and reads back only the
-// output rows (or the argmax index).
+// uploads the weights and compiles every pipeline; a forward step (rows of one or several slots)
+// writes the token ids, positions, each slot's rows and the RoPE angles, records the whole step
+// into one command encoder, and reads back only the output rows (or the argmax index).
 /// <reference types="@webgpu/types" />
 import { rowBytes } from '../../gguf/ggml-type.js';
 import { Op } from '../../model/graph.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { BatchStep, CompileOptions, CompiledGraph } from '../backend.js';
-import { forwardBatchBySlot } from '../forward-batch-by-slot.js';
+import { batchSegments } from '../forward-batch-by-slot.js';
 import { type Dispatch, DispatchTable, type Step } from './dispatch-table.js';
 import { WebGpuLimitError, WebGpuUnavailableError } from './errors.js';
 import { type GpuContext, openDevice } from './gpu-device.js';
@@ -99,40 +99,41 @@ export class WebGpuGraph implements CompiledGraph {
     }
   }
 
-  /** Checks a step's arguments as the CPU backend does; returns its shape. */
-  private prepare(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean): Step {
+  /** Checks a step's arguments as the CPU backend does (typed errors, before any work); returns its shape. */
+  private prepare(step: BatchStep): Step {
     if (this.disposed) throw new InvalidArgumentError('this WebGPU graph was disposed');
     this.checkDevice();
     const { maxBatch, slots, contextSize } = this.options;
+    const { tokens, positions } = step;
     const n = tokens.length;
     if (n < 1 || n > maxBatch) throw new InvalidArgumentError(`a forward step takes 1 to ${maxBatch} tokens, got ${n}`);
     if (positions.length !== n) throw new InvalidArgumentError(`${positions.length} positions for ${n} tokens`);
-    if (!Number.isInteger(slot) || slot < 0 || slot >= slots) throw new InvalidArgumentError(`slot ${slot} does not exist`);
-    let maxPos = 0;
+    const ranges = batchSegments(step, slots);
     for (const p of positions) {
       if (p < 0 || p >= contextSize) throw new InvalidArgumentError(`position ${p} is outside the context of ${contextSize}`);
-      maxPos = Math.max(maxPos, p);
     }
     for (const node of this.plan.graph.nodes) {
       if (node.op !== Op.GetRows) continue;
       const vocab = this.plan.graph.tensors[node.inputs[0]!]!.rows;
       for (const t of tokens) if (t < 0 || t >= vocab) throw new InvalidArgumentError(`token id ${t} is outside the vocabulary of ${vocab}`);
     }
-    return { nTokens: n, nOutputs: allOutputs ? n : 1, first: allOutputs ? 0 : n - 1, kvLength: maxPos + 1 };
+    const segments = ranges.map(([begin, end]) => ({ slot: step.slots[begin]!, begin, rows: end - begin, kvLength: positions[end - 1]! + 1 }));
+    return { nTokens: n, nOutputs: step.outputs.length, outputs: step.outputs, segments, kvLength: 0 };
   }
 
   /** Writes the step's inputs and records it; returns the encoder for the caller's readback. */
-  private async encodeStep(tokens: Int32Array, positions: Int32Array, slot: number, s: Step): Promise<GPUCommandEncoder> {
+  private async encodeStep(tokens: Int32Array, positions: Int32Array, s: Step): Promise<GPUCommandEncoder> {
     const q = this.device.queue;
     q.writeBuffer(this.work.tokens, 0, tokens.buffer, tokens.byteOffset, tokens.byteLength);
     q.writeBuffer(this.work.positions, 0, positions.buffer, positions.byteOffset, positions.byteLength);
+    for (const g of s.segments) q.writeBuffer(this.work.segments[g.slot]!, 0, Uint32Array.of(g.begin, g.rows));
     for (const [i, rope] of this.work.ropes.entries()) {
       await this.ropeTables[i]!.fill(positions, rope.table);
       q.writeBuffer(rope.buffer, 0, rope.table.buffer, 0, s.nTokens * rope.angles.nRot * 4);
     }
     this.table.writeParams(s);
     const encoder = this.device.createCommandEncoder();
-    this.table.record(encoder, s, slot);
+    this.table.record(encoder, s);
     return encoder;
   }
 
@@ -143,12 +144,22 @@ export class WebGpuGraph implements CompiledGraph {
     return next;
   }
 
-  forward(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean, out: Float32Array): Promise<void> {
+  async forward(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean, out: Float32Array): Promise<void> {
+    return this.forwardBatch(oneSlot(tokens, positions, slot, allOutputs), out);
+  }
+
+  forwardBatch(step: BatchStep, out: Float32Array): Promise<void> {
     return this.serial(async () => {
-      const s = this.prepare(tokens, positions, slot, allOutputs);
+      const s = this.prepare(step);
       const values = this.work.outputRows(s) * this.outputWidth;
       if (out.length < values) throw new InvalidArgumentError(`the output buffer holds ${out.length} values; ${values} are needed`);
-      const encoder = await this.encodeStep(tokens, positions, slot, s);
+      const encoder = await this.encodeStep(step.tokens, step.positions, s);
+      if (values === 0) {
+        this.device.queue.submit([encoder.finish()]);
+        await this.device.queue.onSubmittedWorkDone();
+        this.checkDevice();
+        return;
+      }
       encoder.copyBufferToBuffer(this.work.output, 0, this.readback, 0, 4 * values);
       this.device.queue.submit([encoder.finish()]);
       await this.readback.mapAsync(this.ctx!.constants.GPUMapMode.READ, 0, 4 * values);
@@ -158,17 +169,13 @@ export class WebGpuGraph implements CompiledGraph {
     });
   }
 
-  forwardBatch(step: BatchStep, out: Float32Array): Promise<void> {
-    return forwardBatchBySlot((t, p, s, a, o) => this.forward(t, p, s, a, o), this.outputWidth, this.options.slots, step, out);
-  }
-
   /** A forward step that reads back only the argmax of the output's last row (greedy sampling). */
   forwardArgmax(tokens: Int32Array, positions: Int32Array, slot: number): Promise<number> {
     return this.serial(async () => {
-      const s = this.prepare(tokens, positions, slot, false);
-      const encoder = await this.encodeStep(tokens, positions, slot, s);
+      const s = this.prepare(oneSlot(tokens, positions, slot, false));
+      const encoder = await this.encodeStep(tokens, positions, s);
       const pass = encoder.beginComputePass();
-      DispatchTable.dispatch(pass, this.argmax, s, slot);
+      DispatchTable.dispatch(pass, this.argmax, s, this.argmax.bindGroups[0]!);
       pass.end();
       encoder.copyBufferToBuffer(this.work.argmaxResult, 0, this.argmaxReadback, 0, 4);
       this.device.queue.submit([encoder.finish()]);
@@ -220,4 +227,17 @@ function largestBinding(plan: GpuPlan, options: CompileOptions, chunkLimit: numb
   consider(4 * options.maxBatch * maxMulMatCols(plan), `the converted activations (maxBatch ${options.maxBatch})`);
   consider(4 * maxHeads(plan) * options.contextSize, `the attention scores (contextSize ${options.contextSize})`);
   return { binding: largest, buffer: largest };
+}
+
+/** A step of one slot's rows: every row's output, or the last row's. */
+function oneSlot(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean): BatchStep {
+  // Checked here: an Int32Array would turn a fractional or NaN slot into another slot's number.
+  if (!Number.isInteger(slot)) throw new InvalidArgumentError(`slot ${slot} does not exist`);
+  const n = tokens.length;
+  return {
+    tokens,
+    positions,
+    slots: new Int32Array(n).fill(slot),
+    outputs: allOutputs ? Int32Array.from({ length: n }, (_, i) => i) : n > 0 ? Int32Array.of(n - 1) : new Int32Array(0),
+  };
 }
