@@ -1,9 +1,10 @@
-// AVX-512 VNNI kernels of Q4_K, Q5_K and Q6_K matrix products, with the bits of their AVX2 row dots
-// (vecDotQ4_K_avx2, vecDotQ5_K_avx2, vecDotQ6_K_avx2). Prefill: each 512-bit vector holds the same 32 activation
-// values of two tokens, one per 256-bit half, and a weight row's 32 values broadcast to both
-// halves. Every integer lane is then the lane of the AVX2 kernel's 256-bit vector for that token,
-// and every float lane is that token's accumulator, so each entry gets exactly the AVX2 integers
-// and FMAs, two tokens per instruction. vpdpwssd applies a sub-block's scale and adds in one step.
+// AVX-512 VNNI kernels of Q4_K, Q5_K and Q6_K matrix products, with the bits of their AVX2 row
+// dots (vecDotQ4_K_avx2, vecDotQ5_K_avx2, vecDotQ6_K_avx2). Prefill: each 512-bit vector holds the
+// same 32 activation values of two tokens, one per 256-bit half, and a weight row's 32 values
+// broadcast to both halves. Every integer lane is then the lane of the AVX2 kernel's 256-bit vector
+// for that token, and every float lane is that token's accumulator, so each entry gets exactly the
+// AVX2 integers and FMAs, two tokens per instruction. vpdpwssd applies a sub-block's scale and adds
+// in one step.
 // Decode pairs rows instead of tokens (below).
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni.
 #include <immintrin.h>
@@ -103,66 +104,66 @@ template <typename Block, bool kFifthBit>
 struct ScaleMinK {
   template <int R, int Q>
   struct Tile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
-    constexpr int P = 2 * Q, T = 4 * Q;
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
-    __m512 acc[R][P], accMins[R][Q];
-    for (int r = 0; r < R; r++) {
-      for (int q = 0; q < Q; q++) accMins[r][q] = _mm512_setzero_ps();
-      for (int p = 0; p < P; p++) acc[r][p] = _mm512_setzero_ps();
-    }
-    for (int64_t b = 0; b < n / QK_K; b++) {
-      const Block* xb[R];
-      for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
-      const QuadK* quad = tb[b].quad;
-
-      alignas(32) uint32_t sc[R][8];
-  #pragma GCC unroll 8
+    static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
+      constexpr int P = 2 * Q, T = 4 * Q;
+      const __m512i low4 = _mm512_set1_epi8(0x0f);
+      __m512 acc[R][P], accMins[R][Q];
       for (int r = 0; r < R; r++) {
-        const __m128i both = scalesMinsK4(xb[r]->scales);
-        const __m256i scales = _mm256_cvtepu8_epi32(both);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sc[r]), _mm256_or_si256(scales, _mm256_slli_epi32(scales, 16)));
-        const __m512i mins = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_srli_si128(both, 8)));
-        const __m512 dmin = _mm512_set1_ps(fp16(xb[r]->dmin));
-        for (int q = 0; q < Q; q++) {
-          const __m512i m = _mm512_madd_epi16(mins, quad[q].sums);
-          accMins[r][q] = _mm512_fmadd_ps(_mm512_mul_ps(dmin, quad[q].negDy), _mm512_cvtepi32_ps(kFifthBit ? quadTotals(m) : m), accMins[r][q]);
-        }
+        for (int q = 0; q < Q; q++) accMins[r][q] = _mm512_setzero_ps();
+        for (int p = 0; p < P; p++) acc[r][p] = _mm512_setzero_ps();
       }
+      for (int64_t b = 0; b < n / QK_K; b++) {
+        const Block* xb[R];
+        for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
+        const QuadK* quad = tb[b].quad;
 
-      __m512i sumi[R][P];
-      for (int r = 0; r < R; r++)
-        for (int p = 0; p < P; p++) sumi[r][p] = _mm512_setzero_si512();
-      for (int g = 0; g < QK_K / 64; g++) {
-        const __m512i* yLo = tb[b].y[2 * g];
-        const __m512i* yHi = tb[b].y[2 * g + 1];
+        alignas(32) uint32_t sc[R][8];
+  #pragma GCC unroll 8
         for (int r = 0; r < R; r++) {
-          const __m512i bits = _mm512_broadcast_i64x4(load32(xb[r]->qs + 32 * g));
-          __m512i vLo = _mm512_and_si512(bits, low4);
-          __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
-          if constexpr (kFifthBit) addFifthBits(_mm512_broadcast_i64x4(load32(xb[r]->qh)), g, &vLo, &vHi);
-          const __m512i scLo = _mm512_set1_epi32((int)sc[r][2 * g]), scHi = _mm512_set1_epi32((int)sc[r][2 * g + 1]);
-          for (int p = 0; p < P; p++) {
-            sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vLo, yLo[p]), scLo);
-            sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vHi, yHi[p]), scHi);
+          const __m128i both = scalesMinsK4(xb[r]->scales);
+          const __m256i scales = _mm256_cvtepu8_epi32(both);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(sc[r]), _mm256_or_si256(scales, _mm256_slli_epi32(scales, 16)));
+          const __m512i mins = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_srli_si128(both, 8)));
+          const __m512 dmin = _mm512_set1_ps(fp16(xb[r]->dmin));
+          for (int q = 0; q < Q; q++) {
+            const __m512i m = _mm512_madd_epi16(mins, quad[q].sums);
+            accMins[r][q] = _mm512_fmadd_ps(_mm512_mul_ps(dmin, quad[q].negDy), _mm512_cvtepi32_ps(kFifthBit ? quadTotals(m) : m), accMins[r][q]);
           }
         }
+
+        __m512i sumi[R][P];
+        for (int r = 0; r < R; r++)
+          for (int p = 0; p < P; p++) sumi[r][p] = _mm512_setzero_si512();
+        for (int g = 0; g < QK_K / 64; g++) {
+          const __m512i* yLo = tb[b].y[2 * g];
+          const __m512i* yHi = tb[b].y[2 * g + 1];
+          for (int r = 0; r < R; r++) {
+            const __m512i bits = _mm512_broadcast_i64x4(load32(xb[r]->qs + 32 * g));
+            __m512i vLo = _mm512_and_si512(bits, low4);
+            __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
+            if constexpr (kFifthBit) addFifthBits(_mm512_broadcast_i64x4(load32(xb[r]->qh)), g, &vLo, &vHi);
+            const __m512i scLo = _mm512_set1_epi32((int)sc[r][2 * g]), scHi = _mm512_set1_epi32((int)sc[r][2 * g + 1]);
+            for (int p = 0; p < P; p++) {
+              sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vLo, yLo[p]), scLo);
+              sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vHi, yHi[p]), scHi);
+            }
+          }
+        }
+        for (int r = 0; r < R; r++) {
+          const __m512 dx = _mm512_set1_ps(fp16(xb[r]->d));
+          for (int p = 0; p < P; p++)
+            acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(dx, quad[p / 2].dy[p % 2]), _mm512_cvtepi32_ps(sumi[r][p]), acc[r][p]);
+        }
       }
       for (int r = 0; r < R; r++) {
-        const __m512 dx = _mm512_set1_ps(fp16(xb[r]->d));
-        for (int p = 0; p < P; p++)
-          acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(dx, quad[p / 2].dy[p % 2]), _mm512_cvtepi32_ps(sumi[r][p]), acc[r][p]);
+        alignas(64) float mins[Q][16];
+        for (int q = 0; q < Q; q++) _mm512_store_ps(mins[q], accMins[r][q]);
+        for (int t = 0; t < T; t++) {
+          const float* m = mins[t / 4] + 4 * (t % 4);
+          s[t * ldS + r] = hsum(half(acc[r][t / 2], t % 2)) + (kFifthBit ? m[0] : hsum(_mm_load_ps(m)));
+        }
       }
     }
-    for (int r = 0; r < R; r++) {
-      alignas(64) float mins[Q][16];
-      for (int q = 0; q < Q; q++) _mm512_store_ps(mins[q], accMins[r][q]);
-      for (int t = 0; t < T; t++) {
-        const float* m = mins[t / 4] + 4 * (t % 4);
-        s[t * ldS + r] = hsum(half(acc[r][t / 2], t % 2)) + (kFifthBit ? m[0] : hsum(_mm_load_ps(m)));
-      }
-    }
-  }
   };
 };
 template <int R, int Q>
