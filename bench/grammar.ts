@@ -19,6 +19,7 @@ import type { Tokenizer } from '../src/tokenizer/tokenizer.js';
 import { type CorpusCase, schemaCorpus } from '../test/fixtures/json-schemas/corpus.js';
 import { schemaOrdered } from '../test/fixtures/json-schemas/schema-ordered.js';
 import { ggufFromTokenizerJson, lenmlTokenizer } from '../test/fixtures/tokenizer/hf-vocabulary.js';
+import { llguidanceRefuses } from './llguidance-features.js';
 import { argValue, describeMachine, formatTable, machineInfo, median } from './machine.js';
 import { ensureBenchModel, SHAPES } from './models.js';
 
@@ -140,6 +141,11 @@ async function maskBench(family: Family, xgrammar: boolean): Promise<void> {
   compileGrammar({ regex: 'x' }, tok);
   console.log(`\n${family}: ${tok.vocabSize} tokens; kiln, once per vocabulary: token trie ${indexMs.toFixed(0)} ms (${index.trie.nodeCount} nodes; ${index.slice.rest.nodeCount} outside the string-character slice), masks of the shared JSON pieces ${(performance.now() - t0).toFixed(0)} ms`);
   const corpus = schemaCorpus();
+  const refusedByLlg = corpus.flatMap((c) => {
+    const k = llguidanceRefuses(c.schema);
+    return k === null ? [] : [`${c.name} (${k})`];
+  });
+  console.log(`llguidance, by its documented feature list (not run): ${corpus.length - refusedByLlg.length}/${corpus.length} compile at most; refused: ${refusedByLlg.join(', ')}`);
   const engines: Engine[] = [kilnEngine(tok)];
   if (xgrammar) {
     const xg = await xgrammarEngine(family, tok);
