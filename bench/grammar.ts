@@ -31,6 +31,8 @@ type Family = keyof typeof FAMILIES;
 
 interface EngineFigures {
   compileMs: number[];
+  /** The same compiles in CPU time. */
+  compileCpuMs: number[];
   maskUs: number[];
   /** The same masks in CPU time: wall time less what the process spent waiting for a core. */
   maskCpuUs: number[];
@@ -92,6 +94,7 @@ async function xgrammarEngine(family: Family, tok: Tokenizer): Promise<Engine | 
 }
 
 async function measure(engine: Engine, c: CorpusCase, tok: Tokenizer, into: EngineFigures): Promise<void> {
+  const cpu0 = process.cpuUsage();
   let t0 = performance.now();
   let matcher;
   try {
@@ -101,6 +104,8 @@ async function measure(engine: Engine, c: CorpusCase, tok: Tokenizer, into: Engi
     return;
   }
   into.compileMs.push(performance.now() - t0);
+  const compileCpu = process.cpuUsage(cpu0);
+  into.compileCpuMs.push((compileCpu.user + compileCpu.system) / 1000);
   into.compiled++;
   for (const [k, v] of c.valid.entries()) {
     if (k > 0) matcher = await engine.compile(c.schema);
@@ -125,7 +130,7 @@ function summary(name: string, f: EngineFigures, total: number): string[] {
   const cpu = f.maskCpuUs.slice().sort((a, b) => a - b);
   const compiles = f.compileMs.slice().sort((a, b) => a - b);
   return [
-    name, `${f.compiled}/${total}`, median(compiles).toFixed(2), percentile(compiles, 0.99).toFixed(2),
+    name, `${f.compiled}/${total}`, median(compiles).toFixed(2), percentile(compiles, 0.99).toFixed(2), median(f.compileCpuMs).toFixed(2),
     String(masks.length), median(masks).toFixed(1), percentile(masks, 0.99).toFixed(1), (masks.at(-1) ?? NaN).toFixed(1),
     percentile(cpu, 0.99).toFixed(0), (cpu.at(-1) ?? NaN).toFixed(0),
   ];
@@ -154,12 +159,12 @@ async function maskBench(family: Family, xgrammar: boolean): Promise<void> {
   // Pass 1: every schema new to the process. Pass 2: the same schemas again, as an agent sends the
   // same tools every turn (kiln reuses the compiled grammar and its tables; XGrammar recompiles).
   for (const pass of ['first time', 'seen before']) {
-    const figures = engines.map((): EngineFigures => ({ compileMs: [], maskUs: [], maskCpuUs: [], compiled: 0, failed: [] }));
+    const figures = engines.map((): EngineFigures => ({ compileMs: [], compileCpuMs: [], maskUs: [], maskCpuUs: [], compiled: 0, failed: [] }));
     t0 = performance.now();
     for (const c of corpus) for (const [i, e] of engines.entries()) await measure(e, c, tok, figures[i]!);
     console.log(`${family}, schemas ${pass}:`);
     console.log(formatTable(
-      ['engine', 'compiled', 'compile ms median', 'p99', 'masks', 'mask µs median', 'p99', 'max', 'CPU µs p99', 'max'],
+      ['engine', 'compiled', 'compile ms median', 'p99', 'CPU median', 'masks', 'mask µs median', 'p99', 'max', 'CPU µs p99', 'max'],
       engines.map((e, i) => summary(e.name, figures[i]!, corpus.length)),
     ));
     if (pass === 'first time') for (const [i, e] of engines.entries()) for (const f of figures[i]!.failed) console.log(`  ${e.name} did not compile ${f}`);
