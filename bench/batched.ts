@@ -1,16 +1,19 @@
 // `npm run bench -- batched [--model tinyllama:q4_0,...] [--batches 1,2,4,8] [--threads 2] [--runs 2]
-// [--no-peer]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
+// [--no-peer] [--no-server]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
 // each, EOS masked), kiln's aggregate decode tok/s, per-sequence tok/s, time to first token and
 // inter-token latency p50/p99, beside llama.cpp's own `llama-batched-bench` (built natively from
 // the source node-llama-cpp ships; `-npp 128 -ntg 128 -npl B`, same threads, same file), the
 // engines alternating in one run. Then a long prompt arriving while 4 sequences decode: their
-// worst inter-token gaps and its time to first token.
+// worst inter-token gaps and its time to first token. Last, for the first model, the server view
+// (bench/batched-server.ts): N streaming clients against `kiln serve --parallel N` and
+// `llama-server -np N`, and the long prompt arriving while 4 clients stream.
 //
 // kiln's decode tok/s counts the tokens produced after every sequence has its first token,
 // over the time from then to the last one's end: what llama-batched-bench's S_TG measures
 // (generation after a joint prefill of all B prompts).
 import { spawnSync } from 'node:child_process';
 import { argValue, describeMachine, formatTable, machineInfo, median } from './machine.js';
+import { serverView } from './batched-server.js';
 import { ensureLlamaTools } from './llama-bench.js';
 import { ensureBenchModel, SHAPES } from './models.js';
 
@@ -144,5 +147,9 @@ export async function run(args: string[]): Promise<void> {
     } finally {
       await rt.close();
     }
+  }
+  if (peer && !args.includes('--no-server')) {
+    const [shapeName, typeName] = models[0]!.split(':') as [string, string];
+    await serverView(ensureBenchModel(SHAPES[shapeName]!, typeName), `${SHAPES[shapeName]!.title} ${typeName.toUpperCase()}`, threads, batches, 1, 2000);
   }
 }
