@@ -1,5 +1,5 @@
 // `npm run bench -- batched-server [--model tinyllama:q4_0] [--batches 1,2,4,8] [--threads 2] [--runs 1]
-// [--long 2000]`: continuous batching as clients see it. N streaming clients (POST /v1/completions,
+// [--long 2000] [--llama-poll P]`: continuous batching as clients see it. N streaming clients (POST /v1/completions,
 // the same 128-token prompt ids for both engines, 128 tokens each with end-of-sequence suppressed,
 // temperature 0) against `kiln serve --parallel N` and llama.cpp's `llama-server -np N`, both on
 // the same file and threads, the engines alternating in one run. Per N: aggregate decode tok/s
@@ -8,7 +8,9 @@
 // them. Then the long-prompt scenario: 4 clients stream and, once they are decoding, a fifth sends
 // a --long-token prompt: the 4 clients' worst inter-token gap while it prefills (kiln splits it
 // into budget-sized chunks; llama-server into n_batch chunks) and its time to first token.
-// Also run at the end of `npm run bench -- batched`.
+// --llama-poll passes llama-server's --poll (how hard its idle threads spin, default 50): on a
+// machine shared with other work, spinning threads fight for the cores, and `--llama-poll 0`
+// shows llama-server without that. Also run at the end of `npm run bench -- batched`.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
@@ -66,12 +68,13 @@ function get(url: string): Promise<number> {
 }
 
 /** Starts an engine's server with `slots` sequence slots and waits until /health answers 200. */
-async function startServer(engine: Engine, tools: { server: string }, model: string, slots: number, threads: number): Promise<ServerProc> {
+async function startServer(engine: Engine, tools: { server: string }, model: string, slots: number, threads: number, poll: string | undefined): Promise<ServerProc> {
   const port = await freePort();
   const args = engine === 'kiln'
     ? [KILN, 'serve', '--model', model, '--port', String(port), '--threads', String(threads), '--parallel', String(slots), '--ctx', String(SEQ_CTX), '--batch', '512']
     : ['-m', model, '--host', '127.0.0.1', '--port', String(port), '-t', String(threads), '-tb', String(threads), '-np', String(slots),
-      '-c', String(slots * SEQ_CTX), '-b', '512', '-ub', '512', '--no-webui'];
+      '-c', String(slots * SEQ_CTX), '-b', '512', '-ub', '512', '--no-webui',
+      ...(poll === undefined ? [] : ['--poll', poll])];
   const child = spawn(engine === 'kiln' ? process.execPath : tools.server, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-4000); });
@@ -164,7 +167,7 @@ async function longPrompt(s: ServerProc, long: number, vocab: number, eos: numbe
   return { itlBefore: percentile(gaps(0, arrived), 99), worstDuring: during.length ? Math.max(...during) : NaN, ttft: longTimes[0]! - arrived };
 }
 
-export async function serverView(model: string, label: string, threads: number, batches: number[], runs: number, long: number): Promise<void> {
+export async function serverView(model: string, label: string, threads: number, batches: number[], runs: number, long: number, poll?: string): Promise<void> {
   const tools = ensureLlamaTools(model);
   const tokenizer = loadTokenizer(model);
   const vocab = tokenizer.vocabSize;
@@ -175,7 +178,7 @@ export async function serverView(model: string, label: string, threads: number, 
       const order: Engine[] = (r + n) % 2 === 0 ? ['kiln', 'llama'] : ['llama', 'kiln'];
       for (const e of order) {
         process.stderr.write(`server view ${label} run ${r + 1}/${runs}: ${n} clients, ${e}\n`);
-        const s = await startServer(e, tools, model, n, threads);
+        const s = await startServer(e, tools, model, n, threads, poll);
         try {
           await stream(s, promptFor(0, 5000 + r, vocab, 16), 4, eos); // warm-up
           const key = `${e}:${n}`;
@@ -187,7 +190,7 @@ export async function serverView(model: string, label: string, threads: number, 
     }
   }
   const med = (e: Engine, n: number, f: (x: ClientRow) => number) => median((rows.get(`${e}:${n}`) ?? []).map(f));
-  console.log(`\n${label}, server view: N streaming clients (POST /v1/completions, prompt ${PROMPT} tokens, ${GEN} streamed each), ` +
+  console.log(`\n${label}${poll === undefined ? '' : `, llama-server --poll ${poll}`}, server view: N streaming clients (POST /v1/completions, prompt ${PROMPT} tokens, ${GEN} streamed each), ` +
     `kiln serve --parallel N vs llama-server -np N, ${threads} threads; medians of ${runs} run(s)`);
   console.log(formatTable(
     ['N', 'kiln decode tok/s', 'llama-server decode tok/s', 'kiln / llama', 'kiln TTFT p50/p99 ms', 'llama TTFT p50/p99 ms', 'kiln ITL p50/p99 ms', 'llama ITL p50/p99 ms'],
@@ -204,7 +207,7 @@ export async function serverView(model: string, label: string, threads: number, 
   const longRows: string[][] = [];
   for (const e of ['llama', 'kiln'] as Engine[]) {
     process.stderr.write(`server view ${label}: a ${long}-token prompt while 4 stream, ${e}\n`);
-    const s = await startServer(e, tools, model, 5, threads);
+    const s = await startServer(e, tools, model, 5, threads, poll);
     try {
       await stream(s, promptFor(0, 6000, vocab, 16), 4, eos);
       const lp = await longPrompt(s, long, vocab, eos);
@@ -227,5 +230,5 @@ export async function run(args: string[]): Promise<void> {
   const shape = SHAPES[shapeName];
   if (!shape) throw new Error(`unknown model shape '${shapeName}'`);
   console.log(describeMachine(machineInfo()));
-  await serverView(ensureBenchModel(shape, typeName), `${shape.title} ${typeName.toUpperCase()}`, threads, batches, runs, long);
+  await serverView(ensureBenchModel(shape, typeName), `${shape.title} ${typeName.toUpperCase()}`, threads, batches, runs, long, argValue(args, '--llama-poll'));
 }
