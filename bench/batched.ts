@@ -14,7 +14,6 @@
 import { spawnSync } from 'node:child_process';
 import { argValue, describeMachine, formatTable, machineInfo, median } from './machine.js';
 import { serverView } from './batched-server.js';
-import { serverView } from './batched-server.js';
 import { ensureLlamaTools } from './llama-bench.js';
 import { ensureBenchModel, SHAPES } from './models.js';
 
