@@ -1,19 +1,20 @@
 // `npm run bench -- batched [--model tinyllama:q4_0,...] [--batches 1,2,4,8] [--threads 2] [--runs 2]
-// [--no-peer] [--no-server]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
+// [--no-peer]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
 // each, EOS masked), kiln's aggregate decode tok/s, per-sequence tok/s, time to first token and
 // inter-token latency p50/p99, beside llama.cpp's own `llama-batched-bench` (built natively from
 // the source node-llama-cpp ships; `-npp 128 -ntg 128 -npl B`, same threads, same file), the
 // engines alternating in one run. Then a long prompt arriving while 4 sequences decode: their
-// worst inter-token gaps and its time to first token. Last, for the first model, the server view
-// (bench/batched-server.ts): N streaming clients against `kiln serve --parallel N` and
-// `llama-server -np N`, and the long prompt arriving while 4 clients stream.
+// worst inter-token gaps and its time to first token. With --server, the same through HTTP:
+// N streaming clients against `kiln serve --parallel N` and `llama-server -np N` (built from the
+// same source), same file and prompts, and the long prompt arriving while 4 clients stream.
 //
 // kiln's decode tok/s counts the tokens produced after every sequence has its first token,
 // over the time from then to the last one's end: what llama-batched-bench's S_TG measures
 // (generation after a joint prefill of all B prompts).
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { argValue, describeMachine, formatTable, machineInfo, median } from './machine.js';
-import { serverView } from './batched-server.js';
 import { ensureLlamaTools } from './llama-bench.js';
 import { ensureBenchModel, SHAPES } from './models.js';
 
@@ -95,11 +96,128 @@ async function kilnLongPrompt(rt: Runtime, long: number, noEog: Record<number, n
   return { gapBefore: percentile(before, 99), gapDuring: Math.max(...gaps(arrived, done)), ttft: firstOfLong - arrived, step: median(before) };
 }
 
+const KILN_CLI = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'bin', 'kiln.js');
+
+interface HttpServer { url: string; child: ChildProcess }
+
+/** Starts a server child and waits until its /health answers 200. */
+async function startHttp(cmd: string, args: string[], port: number): Promise<HttpServer> {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-4000); });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 1200; i++) {
+    if (child.exitCode !== null) throw new Error(`${cmd} exited (${child.exitCode}): ${err}`);
+    try {
+      if ((await fetch(`${url}/health`)).status === 200) return { url, child };
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${cmd} did not become healthy: ${err}`);
+}
+
+async function stopHttp(s: HttpServer): Promise<void> {
+  const exited = new Promise((r) => s.child.once('exit', r));
+  s.child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  if (s.child.exitCode === null) s.child.kill('SIGKILL');
+}
+
+/** One streaming /v1/completions request on token ids, the end-of-sequence token masked: each data frame's arrival time. */
+async function streamTimes(url: string, prompt: number[], maxTokens: number): Promise<number[]> {
+  const res = await fetch(`${url}/v1/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'bench', prompt, max_tokens: maxTokens, temperature: 0, stream: true, logit_bias: { 2: -100 } }),
+  });
+  if (res.status !== 200) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  const times: number[] = [];
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let at: number;
+    while ((at = buffered.indexOf('\n\n')) >= 0) {
+      const frame = buffered.slice(0, at);
+      buffered = buffered.slice(at + 2);
+      if (frame.startsWith('data: {') && frame.includes('"text"')) times.push(performance.now());
+    }
+  }
+  return times;
+}
+
+interface ServerRow { n: number; aggregate: number; ttft50: number; itl50: number; itl99: number }
+
+async function serverClients(url: string, n: number, run: number, vocab: number): Promise<ServerRow> {
+  const t0 = performance.now();
+  const all = await Promise.all(Array.from({ length: n }, (_, s) => streamTimes(url, promptFor(s, 500 + run, vocab), GEN)));
+  const end = Math.max(...all.map((t) => t[t.length - 1]!));
+  const tokens = all.reduce((k, t) => k + t.length, 0);
+  const gaps = all.flatMap((t) => t.slice(1).map((x, i) => x - t[i]!));
+  return { n, aggregate: (tokens * 1000) / (end - t0), ttft50: percentile(all.map((t) => t[0]! - t0), 50), itl50: percentile(gaps, 50), itl99: percentile(gaps, 99) };
+}
+
+/** 4 clients streaming, then a 2000-token prompt: the 4's gap p99 while it prefills, and its TTFT. */
+async function serverLongPrompt(url: string, vocab: number): Promise<{ gap99: number; gapMax: number; ttft: number }> {
+  const streams = Array.from({ length: 4 }, (_, s) => streamTimes(url, promptFor(s, 900, vocab, 32), 160));
+  await new Promise((r) => setTimeout(r, 2000));
+  const arrived = performance.now();
+  const long = await streamTimes(url, promptFor(7, 900, vocab, 2000), 1);
+  const done = performance.now();
+  const times = await Promise.all(streams);
+  const during = times.flatMap((t) => t.slice(1).flatMap((x, i) => (x > arrived && x <= done ? [x - t[i]!] : [])));
+  return { gap99: percentile(during, 99), gapMax: Math.max(...during), ttft: long[0]! - arrived };
+}
+
+async function serverView(model: string, threads: number, runs: number, llamaServer: string | null, vocab: number, label: string): Promise<void> {
+  const engines: Array<{ name: string; start: (n: number) => Promise<HttpServer> }> = [
+    { name: 'kiln serve', start: (n) => startHttp(process.execPath, [KILN_CLI, 'serve', '--model', model, '--model-name', 'bench', '--parallel', String(n), '--threads', String(threads), '--ctx', '2304', '--port', '18480'], 18480) },
+  ];
+  if (llamaServer) {
+    engines.push({ name: 'llama-server', start: (n) => startHttp(llamaServer, ['-m', model, '-t', String(threads), '-tb', String(threads), '-np', String(n), '-c', String(n * 2304), '-b', '512', '-ub', '512', '--port', '18481', '--host', '127.0.0.1'], 18481) });
+  }
+  const rows: string[][] = [];
+  for (const n of [1, 4]) {
+    const results = new Map<string, ServerRow[]>();
+    for (let r = 0; r < runs; r++) {
+      for (const e of r % 2 === 0 ? engines : [...engines].reverse()) {
+        const s = await e.start(n);
+        try {
+          await serverClients(s.url, 1, 9000 + r, vocab); // warm-up
+          results.set(e.name, [...(results.get(e.name) ?? []), await serverClients(s.url, n, r, vocab)]);
+        } finally {
+          await stopHttp(s);
+        }
+      }
+    }
+    for (const e of engines) {
+      const rs = results.get(e.name)!;
+      rows.push([String(n), e.name, median(rs.map((x) => x.aggregate)).toFixed(1), median(rs.map((x) => x.ttft50)).toFixed(0), `${median(rs.map((x) => x.itl50)).toFixed(1)} / ${median(rs.map((x) => x.itl99)).toFixed(1)}`]);
+    }
+  }
+  console.log(`\nServer view, ${label}: N streaming clients (prompt ${PROMPT} token ids, ${GEN} tokens each), medians of ${runs} runs`);
+  console.log(formatTable(['N', 'server', 'tok/s, all clients', 'TTFT p50 ms', 'ITL p50 / p99 ms'], rows));
+  const long: string[][] = [];
+  for (const e of engines) {
+    const s = await e.start(5);
+    try {
+      await serverClients(s.url, 1, 9100, vocab);
+      const lp = await serverLongPrompt(s.url, vocab);
+      long.push([e.name, lp.gap99.toFixed(0), lp.gapMax.toFixed(0), lp.ttft.toFixed(0)]);
+    } finally {
+      await stopHttp(s);
+    }
+  }
+  console.log('A 2000-token prompt arriving while 4 clients stream (5 slots):');
+  console.log(formatTable(['server', 'their gap p99 while it prefills, ms', 'worst gap ms', 'its TTFT ms'], long));
+}
+
 export async function run(args: string[]): Promise<void> {
   const threads = Number(argValue(args, '--threads') ?? 2);
   const batches = (argValue(args, '--batches') ?? '1,2,4,8').split(',').map(Number);
   const runs = Number(argValue(args, '--runs') ?? 2);
   const peer = !args.includes('--no-peer');
+  const server = args.includes('--server');
   const models = (argValue(args, '--model') ?? 'tinyllama:q4_0,tinyllama:q8_0,tinyllama:q4_k').split(',');
   const { Runtime } = await import('../src/index.js');
   console.log(describeMachine(machineInfo()));
@@ -147,9 +265,6 @@ export async function run(args: string[]): Promise<void> {
     } finally {
       await rt.close();
     }
-  }
-  if (peer && !args.includes('--no-server')) {
-    const [shapeName, typeName] = models[0]!.split(':') as [string, string];
-    await serverView(ensureBenchModel(SHAPES[shapeName]!, typeName), `${SHAPES[shapeName]!.title} ${typeName.toUpperCase()}`, threads, batches, 1, 2000);
+    if (server) await serverView(model, threads, runs, tools?.server ?? null, shape.vocab, `${shape.title} ${typeName.toUpperCase()}`);
   }
 }

@@ -38,25 +38,30 @@ export async function run(args: string[]): Promise<void> {
       for (const b of batches) {
         const ids = Int32Array.from({ length: b }, (_, i) => i);
         const out = new Float32Array(b * w);
-        // One warm-up step each way, then `steps` timed; every step writes the next position.
+        // One warm-up step each way, then `steps` timed; every step writes the next position. Also
+        // the process's CPU time per token: on a machine shared with other work, wall time
+        // measures the others too.
         const time = async (step: () => Promise<void>) => {
           await step();
           pos++;
           const started = performance.now();
+          const cpu = process.cpuUsage();
           for (let i = 0; i < steps; i++, pos++) await step();
-          return (b * steps) / ((performance.now() - started) / 1000);
+          const used = process.cpuUsage(cpu);
+          return { rate: (b * steps) / ((performance.now() - started) / 1000), cpuMs: (used.user + used.system) / 1000 / (b * steps) };
         };
         const batched = await time(() => graph.forwardBatch({ tokens: ids.map((i) => 200 + i), positions: new Int32Array(b).fill(pos), slots: ids, outputs: ids }, out));
         const sequential = await time(async () => {
           for (let i = 0; i < b; i++) await graph.forward(Int32Array.of(200 + i), Int32Array.of(pos), i, false, out.subarray(i * w, (i + 1) * w));
         });
-        if (b === batches[0]) base = batched;
-        rows.push([type, String(b), batched.toFixed(2), sequential.toFixed(2), `${(batched / sequential).toFixed(2)}x`, `${(batched / base).toFixed(2)}x`]);
-        process.stderr.write(`${type} B=${b}: ${batched.toFixed(2)} tok/s batched, ${sequential.toFixed(2)} sequential\n`);
+        if (b === batches[0]) base = batched.rate;
+        rows.push([type, String(b), batched.rate.toFixed(2), sequential.rate.toFixed(2), `${(batched.rate / sequential.rate).toFixed(2)}x`,
+          `${(batched.rate / base).toFixed(2)}x`, batched.cpuMs.toFixed(0), sequential.cpuMs.toFixed(0)]);
+        process.stderr.write(`${type} B=${b}: ${batched.rate.toFixed(2)} tok/s batched, ${sequential.rate.toFixed(2)} sequential\n`);
       }
     } finally {
       graph.dispose();
     }
   }
-  console.log(formatTable(['type', 'B', 'batched tok/s', 'B forwards tok/s', 'batched/forwards', `vs B=${batches[0]}`], rows));
+  console.log(formatTable(['type', 'B', 'batched tok/s', 'B forwards tok/s', 'batched/forwards', `vs B=${batches[0]}`, 'batched CPU ms/tok', 'forwards CPU ms/tok'], rows));
 }

@@ -3,7 +3,7 @@
 // give in a step of their own on the same backend: a decode row takes the same kernels either way
 // (mat-vec and tiled mat-mul both sum in the CPU backend's order), and attention runs per slot.
 import { describe, it } from 'vitest';
-import { WebGpuBackend } from '../../src/backend/webgpu/webgpu-backend.js';
+import { WebGpuBackend, type WebGpuBackendOptions } from '../../src/backend/webgpu/webgpu-backend.js';
 import type { WebGpuGraph } from '../../src/backend/webgpu/webgpu-graph.js';
 import { openGguf } from '../../src/gguf/open-gguf.js';
 import { buildDecoderGraph } from '../../src/model/decoder-graph.js';
@@ -11,15 +11,15 @@ import { readHParams } from '../../src/model/hparams.js';
 import { ModelWeights } from '../../src/model/weights.js';
 import { MODELS } from '../helpers/paths.js';
 import { malformedStepsRefused, mixedStepMatchesSolo, SCENARIO_SLOTS } from '../model/forward-batch-scenario.js';
-import { skipReason, title } from './gpu-adapter.js';
+import { featureConfigs, skipReason, title } from './gpu-adapter.js';
 
 const CONTEXT = 96;
 
-async function compile(model: string, kvCacheType: 'f32' | 'f16'): Promise<{ graph: WebGpuGraph; vocab: number }> {
+async function compile(model: string, kvCacheType: 'f32' | 'f16', features: WebGpuBackendOptions = {}): Promise<{ graph: WebGpuGraph; vocab: number }> {
   const { file, buffer } = openGguf(`${MODELS}/${model}.gguf`);
   const hp = readHParams(file);
   const g = buildDecoderGraph(hp, new ModelWeights(file, buffer, hp.architecture));
-  return { graph: await new WebGpuBackend().compile(g, { slots: SCENARIO_SLOTS, contextSize: CONTEXT, maxBatch: 48, kvCacheType, threads: 2 }), vocab: hp.vocabSize };
+  return { graph: await new WebGpuBackend(features).compile(g, { slots: SCENARIO_SLOTS, contextSize: CONTEXT, maxBatch: 48, kvCacheType, threads: 2 }), vocab: hp.vocabSize };
 }
 
 const cases = [['stories260K', 'f32'], ['stories260K', 'f16'], ['tiny-llama-q4_0', 'f32'], ['tiny-qwen3-q8_0', 'f16']] as const;
@@ -28,6 +28,17 @@ describe.skipIf(skipReason)(title('WebGPU forwardBatch'), () => {
   it.each(cases)('%s, %s KV cache: four decoding slots at different depths and a prefill chunk give each slot its solo outputs', async (model, kv) => {
     const batched = await compile(model, kv);
     const solo = await compile(model, kv);
+    try {
+      await mixedStepMatchesSolo(batched.graph, solo.graph, batched.vocab);
+    } finally {
+      batched.graph.dispose();
+      solo.graph.dispose();
+    }
+  });
+
+  it.each(featureConfigs.slice(1))('$name: the scenario on stories260K', async ({ options }) => {
+    const batched = await compile('stories260K', 'f32', options);
+    const solo = await compile('stories260K', 'f32', options);
     try {
       await mixedStepMatchesSolo(batched.graph, solo.graph, batched.vocab);
     } finally {

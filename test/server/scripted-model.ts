@@ -7,7 +7,6 @@
 // the end-of-turn token; a reply that fits none ends there too. Unlike forcedTokens, a constraint
 // that narrows the choice gets the model's best allowed token, as from a real model.
 import type { CompiledGraph } from '../../src/backend/backend.js';
-import { forwardBatchBySlot } from '../../src/backend/forward-batch-by-slot.js';
 import { generate } from '../../src/generate/generate.js';
 import { ChatEngine, type ChatConfig } from '../../src/runtime/chat.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
@@ -48,7 +47,13 @@ export function scriptedModel(rt: Runtime, config: ChatConfig = {}): ScriptedMod
   const graph: CompiledGraph = {
     outputWidth: tokenizer.vocabSize,
     forward,
-    forwardBatch: (step, out) => forwardBatchBySlot(forward, tokenizer.vocabSize, 1, step, out),
+    // One slot: a step is its rows in order; the wanted rows' scores are copied out.
+    forwardBatch: async (step, out) => {
+      const width = tokenizer.vocabSize;
+      const all = new Float32Array(step.tokens.length * width);
+      for (let i = 0; i < step.tokens.length; i++) await forward(step.tokens.subarray(i, i + 1), step.positions.subarray(i, i + 1), 0, false, all.subarray(i * width, (i + 1) * width));
+      step.outputs.forEach((row, j) => out.set(all.subarray(row * width, (row + 1) * width), j * width));
+    },
     copySlot: () => {},
     dispose: () => {},
   };

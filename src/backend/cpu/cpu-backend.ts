@@ -4,7 +4,7 @@ import type { Graph } from '../../model/graph.js';
 import { native } from '../../native/binding.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { Backend, CompileOptions, CompiledGraph } from '../backend.js';
-import { batchSegments } from '../forward-batch-by-slot.js';
+import { batchSegments } from '../batch-segments.js';
 import { toNativeGraph } from '../native-graph.js';
 
 export class CpuBackend implements Backend {

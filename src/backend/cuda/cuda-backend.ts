@@ -5,7 +5,7 @@ import type { Graph } from '../../model/graph.js';
 import { GgmlType } from '../../gguf/ggml-type.js';
 import { type CudaDevice, type CudaDeviceList, native, type NativeCudaPlan } from '../../native/binding.js';
 import type { Backend, BatchStep, CompileOptions, CompiledGraph } from '../backend.js';
-import { batchSegments } from '../forward-batch-by-slot.js';
+import { batchSegments } from '../batch-segments.js';
 import { cudaErrorFrom, CudaUnavailableError } from './errors.js';
 import { toNativeGraph } from '../native-graph.js';
 

@@ -7,7 +7,7 @@ import { rowBytes } from '../../gguf/ggml-type.js';
 import { Op } from '../../model/graph.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { BatchStep, CompileOptions, CompiledGraph } from '../backend.js';
-import { batchSegments } from '../forward-batch-by-slot.js';
+import { batchSegments } from '../batch-segments.js';
 import { type Dispatch, DispatchTable, type Step } from './dispatch-table.js';
 import { WebGpuLimitError, WebGpuUnavailableError } from './errors.js';
 import { type GpuContext, openDevice } from './gpu-device.js';

@@ -93,7 +93,8 @@ describe.runIf(renderThreadAvailable())('the render thread', () => {
     const template = new ChatTemplate(greedy);
     const err = await buildPromptAsync(input(greedy, conversation(8000), template), 1 << 30).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TemplateLimitError);
-    expect((err as TemplateLimitError).limit).toBe("the render thread's memory");
+    // On a machine too loaded to build a gigabyte within the render's time, the time limit comes first.
+    expect(["the render thread's memory", 'MAX_TEMPLATE_MS']).toContain((err as TemplateLimitError).limit);
     const ok = await buildPromptAsync(input(qwen3, conversation(100)), 1 << 30);
     expect(ok.text).toContain('message 99');
   });
