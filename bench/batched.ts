@@ -1,5 +1,5 @@
 // `npm run bench -- batched [--model tinyllama:q4_0,...] [--batches 1,2,4,8] [--threads 2] [--runs 2]
-// [--no-peer]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
+// [--no-peer] [--server] [--llama-poll P]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
 // each, EOS masked), kiln's aggregate decode tok/s, per-sequence tok/s, time to first token and
 // inter-token latency p50/p99, beside llama.cpp's own `llama-batched-bench` (built natively from
 // the source node-llama-cpp ships; `-npp 128 -ntg 128 -npl B`, same threads, same file), the
@@ -7,6 +7,9 @@
 // worst inter-token gaps and its time to first token. With --server, the same through HTTP:
 // N streaming clients against `kiln serve --parallel N` and `llama-server -np N` (built from the
 // same source), same file and prompts, and the long prompt arriving while 4 clients stream.
+// --llama-poll passes llama-server its --poll (how hard idle worker threads spin, default 50): on a
+// machine shared with other work its spinning threads fight the others for the cores (measured at
+// load 10 on 2 cores: 0.8 tok/s for 2 clients against kiln's 6.3); `--llama-poll 0` lets them sleep.
 //
 // kiln's decode tok/s counts the tokens produced after every sequence has its first token,
 // over the time from then to the last one's end: what llama-batched-bench's S_TG measures
@@ -169,12 +172,13 @@ async function serverLongPrompt(url: string, vocab: number): Promise<{ gap99: nu
   return { gap99: percentile(during, 99), gapMax: Math.max(...during), ttft: long[0]! - arrived };
 }
 
-async function serverView(model: string, threads: number, runs: number, llamaServer: string | null, vocab: number, label: string): Promise<void> {
+async function serverView(model: string, threads: number, runs: number, llamaServer: string | null, vocab: number, label: string, llamaPoll?: string): Promise<void> {
   const engines: Array<{ name: string; start: (n: number) => Promise<HttpServer> }> = [
     { name: 'kiln serve', start: (n) => startHttp(process.execPath, [KILN_CLI, 'serve', '--model', model, '--model-name', 'bench', '--parallel', String(n), '--threads', String(threads), '--ctx', '2304', '--port', '18480'], 18480) },
   ];
   if (llamaServer) {
-    engines.push({ name: 'llama-server', start: (n) => startHttp(llamaServer, ['-m', model, '-t', String(threads), '-tb', String(threads), '-np', String(n), '-c', String(n * 2304), '-b', '512', '-ub', '512', '--port', '18481', '--host', '127.0.0.1'], 18481) });
+    engines.push({ name: 'llama-server', start: (n) => startHttp(llamaServer, ['-m', model, '-t', String(threads), '-tb', String(threads), '-np', String(n), '-c', String(n * 2304), '-b', '512', '-ub', '512', '--port', '18481', '--host', '127.0.0.1',
+      ...(llamaPoll === undefined ? [] : ['--poll', llamaPoll])], 18481) });
   }
   const rows: string[][] = [];
   for (const n of [1, 4]) {
@@ -265,6 +269,6 @@ export async function run(args: string[]): Promise<void> {
     } finally {
       await rt.close();
     }
-    if (server) await serverView(model, threads, runs, tools?.server ?? null, shape.vocab, `${shape.title} ${typeName.toUpperCase()}`);
+    if (server) await serverView(model, threads, runs, tools?.server ?? null, shape.vocab, `${shape.title} ${typeName.toUpperCase()}`, argValue(args, '--llama-poll'));
   }
 }
