@@ -1,6 +1,7 @@
 // One engine of the end-to-end bench in its own process, so its memory is its own: kiln, or
 // llama.cpp through node-llama-cpp. bench/e2e.ts starts it and talks JSON lines over stdio:
-// it answers {ready} once the model is loaded, then one result line per {cmd: 'run'} request.
+// it answers {ready} once the model is loaded (with the ggml CPU library node-llama-cpp chose),
+// then one result line per {cmd: 'run'} request.
 //
 // A run, with the prompt and token ids from the request:
 //   prefill: the 512-token prompt at position 0, in one batch, until its last logits;
@@ -16,6 +17,8 @@ export interface EngineOptions {
   engine: 'kiln' | 'llama.cpp';
   /** kiln only: Runtime.load's backend. */
   backend?: 'cpu' | 'webgpu' | 'cuda' | 'auto';
+  /** kiln only: the CPU kernel tier ('avx2' leaves the AVX-512 kernels out); 'best' by default. */
+  level?: 'best' | 'avx2';
   model: string;
   threads: number;
   contextSize: number;
@@ -45,6 +48,8 @@ export interface RunResult {
 }
 
 interface Engine {
+  /** What ran, for the report: node-llama-cpp's CPU variant. */
+  variant?: string;
   /** Evaluates `prompt` from position 0 (forgetting the cache); returns the greedy next token. */
   prefill(prompt: number[]): Promise<number>;
   /** Feeds `first`, then each greedy token, `n` forward steps in all. */
@@ -52,7 +57,17 @@ interface Engine {
 }
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const LLAMA_PACKAGE_ENTRY = join(REPO_ROOT, '.cache', 'llama-oracle', 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
+/**
+ * node-llama-cpp as a user installs it (scripts/install-llama-oracle.mjs --peer), every CPU
+ * variant kept so it picks its own for this CPU; not the tests' oracle, which is pinned to AVX2.
+ */
+export const LLAMA_PACKAGE_ENTRY = join(REPO_ROOT, '.cache', 'node-llama-cpp-peer', 'node_modules', 'node-llama-cpp', 'dist', 'index.js');
+
+/** The ggml CPU libraries mapped into this process: the variant ggml's loader chose. */
+function loadedCpuVariants(): string[] {
+  const maps = readFileSync('/proc/self/maps', 'utf8');
+  return [...new Set([...maps.matchAll(/libggml-cpu-([\w.-]+?)\.so/g)].map((m) => m[1]!))];
+}
 
 /** Peak RSS from here on: resets the kernel's high-water mark (Linux), else samples VmRSS. */
 function rssPeakTracker(): () => number {
@@ -73,6 +88,9 @@ function rssPeakTracker(): () => number {
 
 async function kilnEngine(o: EngineOptions): Promise<Engine> {
   const { Runtime } = await import('../src/index.js');
+  const { native } = await import('../src/native/binding.js');
+  // Process-wide and read when the plan is built (Q4_0 packing), so set before loading.
+  native().setKernelLevel(o.level ?? 'best');
   const rt = await Runtime.load({ model: o.model, backend: o.backend ?? 'cpu', threads: o.threads, contextSize: o.contextSize, maxBatch: o.batch, kvCacheType: o.kvCacheType });
   const vocab = rt.info.hparams.vocabSize;
   const logitBias: Record<number, number> = {};
@@ -128,6 +146,7 @@ async function llamaEngine(o: EngineOptions): Promise<Engine> {
   });
   const eog = [model.tokens.eos, model.tokens.eot].filter((t): t is number => t !== null);
   const seq = context.getSequence();
+  const variants = loadedCpuVariants();
   const next = async (input: EvaluateItem[]) => {
     const token = (await seq.controlledEvaluate(input)).at(-1)?.next.token;
     if (token == null) throw new Error('node-llama-cpp returned no token');
@@ -135,6 +154,7 @@ async function llamaEngine(o: EngineOptions): Promise<Engine> {
     return eog.includes(token) ? 300 : token;
   };
   return {
+    variant: variants.length > 0 ? variants.join('+') : 'unknown (no libggml-cpu-*.so mapped)',
     async prefill(prompt) {
       await seq.clearHistory();
       return next([...prompt.slice(0, -1), [prompt.at(-1)!, { generateNext: { token: true } }]]);
@@ -173,7 +193,7 @@ async function serve(options: EngineOptions): Promise<void> {
   try {
     const load = await timed(() => (options.engine === 'kiln' ? kilnEngine(options) : llamaEngine(options)));
     engine = load.value;
-    send({ ready: true, loadMs: load.ms });
+    send({ ready: true, loadMs: load.ms, variant: engine.variant });
   } catch (err) {
     send({ ready: false, error: (err as Error).message });
     return;

@@ -1,13 +1,17 @@
 // `npm run bench -- e2e [--model FILE|SHAPE:TYPE,...] [--backend cpu|webgpu|cuda] [--threads N] [--runs 5]
-//   [--vs llama.cpp] [--prompt 512] [--generate 128] [--kv f16|f32] [--flash-attn auto|on|off] [--models-dir DIR]`:
+//   [--vs llama.cpp,llama-bench,llama-bench-avx2] [--level best|avx2] [--prompt 512] [--generate 128] [--kv f16|f32]
+//   [--flash-attn auto|on|off] [--models-dir DIR]`:
 // prefill tok/s (a 512-token prompt in one batch) and decode tok/s (128 tokens, at context depth
 // 512 after that prompt and at depth 0), the median of --runs runs after one warm-up, with the
 // peak RSS of each engine during decode. With --vs llama.cpp the same file runs through
-// node-llama-cpp 3.21.1 (prebuilt AVX2 CPU binary, installed on demand into .cache/llama-oracle)
-// in the same invocation, alternating kiln and llama.cpp run by run so that both see the same
+// node-llama-cpp 3.21.1 as a user installs it (its prebuilt CPU binaries, every variant kept, in
+// .cache/node-llama-cpp-peer: it loads the best one for this CPU, and the bench prints which) in
+// the same invocation, alternating kiln and llama.cpp run by run so that both see the same
 // machine noise. With --vs llama-bench (or --vs llama.cpp,llama-bench) the peer is llama.cpp's own
 // llama-bench built natively for this CPU (bench/llama-bench.ts builds it on demand), alternating
-// the same way. Each engine is its own child process (bench/e2e-engine.ts), so RSS is its own.
+// the same way; llama-bench-avx2 is the one built for AVX2 only, the peer of --level avx2 (kiln's
+// CPU kernels forced to their AVX2 tier, as `bench kernels --level` does).
+// Each engine is its own child process (bench/e2e-engine.ts), so RSS is its own.
 // Without --model: the four rows of issue 7 (TinyLlama-1.1B Q4_0/Q8_0/F16, Qwen2.5-0.5B Q8_0),
 // written by bench/models.ts first if missing.
 // Output: a table on the terminal (progress on stderr), bench/results/e2e-<time>.json and .svg.
@@ -19,16 +23,17 @@ import { fileURLToPath } from 'node:url';
 import { GgmlType } from '../src/gguf/ggml-type.js';
 import { openGguf } from '../src/gguf/open-gguf.js';
 import { barChart } from './e2e-chart.js';
-import { ensureLlamaBench, LlamaBenchEngine } from './llama-bench.js';
+import { ensureLlamaBench, ensureLlamaBenchAvx2, LlamaBenchEngine } from './llama-bench.js';
 import { type EngineOptions, LLAMA_PACKAGE_ENTRY, type RunRequest, type RunResult } from './e2e-engine.js';
 import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median } from './machine.js';
-import { DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
+import { BENCH_TYPES, DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = join(HERE, '..', '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const DEFAULT_MODELS = ['tinyllama:q4_0', 'tinyllama:q8_0', 'tinyllama:f16', 'qwen2:q8_0'];
-type EngineName = EngineOptions['engine'] | 'llama-bench';
+type EngineName = EngineOptions['engine'] | 'llama-bench' | 'llama-bench-avx2';
+const PEERS: EngineName[] = ['llama.cpp', 'llama-bench', 'llama-bench-avx2'];
 
 /** What the rounds drive: an engine process, or llama-bench invoked per run. */
 interface BenchEngine {
@@ -42,6 +47,9 @@ class EngineProcess implements BenchEngine {
   private readonly replies: Array<(line: string) => void> = [];
   private readonly lines: string[] = [];
   private exited: string | null = null;
+
+  /** node-llama-cpp only: the ggml CPU library it loaded. */
+  variant?: string;
 
   private constructor(readonly name: EngineName, private readonly child: ChildProcess) {
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -58,11 +66,13 @@ class EngineProcess implements BenchEngine {
   static async start(options: EngineOptions): Promise<EngineProcess> {
     const child = spawn(process.execPath, [join(HERE, 'e2e-engine.js'), JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit'] });
     const engine = new EngineProcess(options.engine, child);
-    const ready = JSON.parse(await engine.next()) as { ready: boolean; loadMs?: number; error?: string };
+    const ready = JSON.parse(await engine.next()) as { ready: boolean; loadMs?: number; error?: string; variant?: string };
     if (!ready.ready) {
       engine.stop();
       throw new Error(`${options.engine} could not load ${options.model}: ${ready.error}`);
     }
+    engine.variant = ready.variant;
+    if (ready.variant) process.stderr.write(`${options.engine} loaded its CPU variant: libggml-cpu-${ready.variant}.so\n`);
     return engine;
   }
 
@@ -106,6 +116,8 @@ interface EngineSummary {
 
 interface ModelSummary {
   model: string;
+  /** node-llama-cpp's CPU variant for this file, when it ran. */
+  llamaCppVariant?: string;
   file: string;
   /** Weight bytes one decode step reads (every matrix but the embedding table, unless tied). */
   bytesPerToken: number;
@@ -141,7 +153,7 @@ function resolveModel(spec: string, modelsDir: string): { name: string; file: st
   }
   const [shapeKey, type] = spec.split(':');
   const shape = SHAPES[shapeKey ?? ''];
-  if (!shape || !type) throw new Error(`--model takes FILE.gguf or SHAPE:TYPE (${Object.keys(SHAPES).join('|')}:f16|q8_0|q4_0|q4_k|q6_k), got '${spec}'`);
+  if (!shape || !type) throw new Error(`--model takes FILE.gguf or SHAPE:TYPE (${Object.keys(SHAPES).join('|')}:${Object.keys(BENCH_TYPES).join('|')}), got '${spec}'`);
   return { name: `${shape.title} ${type.toUpperCase()}`, file: ensureBenchModel(shape, type, { dir: modelsDir }) };
 }
 
@@ -155,8 +167,8 @@ function bytesPerToken(file: string): number {
 
 function installLlamaCpp(): void {
   if (existsSync(LLAMA_PACKAGE_ENTRY)) return;
-  process.stderr.write('installing node-llama-cpp 3.21.1 into .cache/llama-oracle ...\n');
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts', 'install-llama-oracle.mjs')], { stdio: 'inherit' });
+  process.stderr.write('installing node-llama-cpp 3.21.1 into .cache/node-llama-cpp-peer ...\n');
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts', 'install-llama-oracle.mjs'), '--peer'], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error('installing node-llama-cpp failed (see above)');
 }
 
@@ -195,9 +207,11 @@ export async function run(args: string[]): Promise<void> {
   const kvCacheType = (argValue(args, '--kv') ?? 'f16') as 'f16' | 'f32';
   const flashAttention = (argValue(args, '--flash-attn') ?? 'auto') as EngineOptions['flashAttention'];
   const modelsDir = argValue(args, '--models-dir') ?? DEFAULT_MODEL_DIR;
+  const level = (argValue(args, '--level') ?? 'best') as NonNullable<EngineOptions['level']>;
+  if (level !== 'best' && level !== 'avx2') throw new Error(`--level takes best or avx2, got '${level}'`);
   const vs = argValue(args, '--vs');
   const peers = (vs?.split(',') ?? []) as EngineName[];
-  for (const p of peers) if (p !== 'llama.cpp' && p !== 'llama-bench') throw new Error(`--vs takes llama.cpp, llama-bench or both (comma-separated), got '${vs}'`);
+  for (const p of peers) if (!PEERS.includes(p)) throw new Error(`--vs takes ${PEERS.join(', ')} (comma-separated), got '${vs}'`);
   const specs = argValue(args, '--model')?.split(',') ?? DEFAULT_MODELS;
   const engines: EngineName[] = ['kiln', ...peers];
   if (peers.length > 0) installLlamaCpp();
@@ -205,22 +219,26 @@ export async function run(args: string[]): Promise<void> {
   const machine = machineInfo();
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   let limits = await measureLimits(threads, 1);
-  console.log(`kiln backend ${backend}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
+  console.log(`kiln backend ${backend}${level === 'avx2' ? ' (kernels forced to the AVX2 tier)' : ''}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
     `${runs} runs after a warm-up${peers.length ? `, llama.cpp flash attention ${flashAttention}, alternating ${engines.join(' / ')}` : ''}`);
 
   const summaries: ModelSummary[] = [];
   let llamaBench: string | undefined;
+  let llamaBenchAvx2: string | undefined;
   for (const spec of specs) {
     const { name, file } = resolveModel(spec, modelsDir);
     const vocab = vocabSize(file);
     if (peers.includes('llama-bench')) llamaBench ??= ensureLlamaBench(file, modelsDir);
+    if (peers.includes('llama-bench-avx2')) llamaBenchAvx2 ??= ensureLlamaBenchAvx2(file, modelsDir);
     const options = (engine: EngineOptions['engine']): EngineOptions => ({
-      engine, backend, model: file, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType, flashAttention,
+      engine, backend, level, model: file, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType, flashAttention,
     });
     const procs: BenchEngine[] = [];
     try {
       for (const e of engines) {
-        procs.push(e === 'llama-bench' ? new LlamaBenchEngine(llamaBench!, options('llama.cpp')) : await EngineProcess.start(options(e)));
+        procs.push(e === 'llama-bench' ? new LlamaBenchEngine(e, llamaBench!, options('llama.cpp'))
+          : e === 'llama-bench-avx2' ? new LlamaBenchEngine(e, llamaBenchAvx2!, options('llama.cpp'))
+          : await EngineProcess.start(options(e)));
       }
       const results = new Map<EngineName, Rates[]>(engines.map((e) => [e, []]));
       for (let round = 0; round <= runs; round++) {
@@ -232,7 +250,8 @@ export async function run(args: string[]): Promise<void> {
           if (round > 0) results.get(p.name)!.push(r);
         }
       }
-      summaries.push({ model: name, file, bytesPerToken: bytesPerToken(file), engines: engines.map((e) => summarize(e, results.get(e)!)) });
+      const llamaCppVariant = procs.find((p): p is EngineProcess => p instanceof EngineProcess && p.variant !== undefined)?.variant;
+      summaries.push({ model: name, file, llamaCppVariant, bytesPerToken: bytesPerToken(file), engines: engines.map((e) => summarize(e, results.get(e)!)) });
     } finally {
       for (const p of procs) p.stop();
     }
@@ -247,7 +266,8 @@ export async function run(args: string[]): Promise<void> {
   for (const m of summaries) {
     for (const e of m.engines) {
       const x = e.median, s = e.spread;
-      rows.push([m.model, e.engine, `${fmt(x.prefill)} ±${pct(s.prefill / 2)}`, `${fmt(x.decodeShallow)} ±${pct(s.decodeShallow / 2)}`,
+      const label = e.engine === 'llama.cpp' && m.llamaCppVariant ? `llama.cpp (${m.llamaCppVariant})` : e.engine;
+      rows.push([m.model, label, `${fmt(x.prefill)} ±${pct(s.prefill / 2)}`, `${fmt(x.decodeShallow)} ±${pct(s.decodeShallow / 2)}`,
         `${fmt(x.decodeDeep)} ±${pct(s.decodeDeep / 2)}`, fmt(x.peakRssMiB, 0), fmt((x.decodeShallow * m.bytesPerToken) / 1e9),
         pct((x.decodeShallow * m.bytesPerToken) / 1e9 / limits.readGBs)]);
     }
@@ -267,12 +287,17 @@ export async function run(args: string[]): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const json = join(RESULTS_DIR, `e2e-${stamp}.json`);
-  const settings = { backend, threads, runs, promptTokens, generate, kvCacheType, flashAttention: peers.length ? flashAttention : undefined, llamaBench };
+  const settings = { backend, level, threads, runs, promptTokens, generate, kvCacheType, flashAttention: peers.length ? flashAttention : undefined, llamaBench, llamaBenchAvx2 };
   writeFileSync(json, JSON.stringify({ machine, limits, settings, models: summaries }, null, 2) + '\n');
   const svg = join(RESULTS_DIR, `e2e-${stamp}.svg`);
-  const colors: Record<EngineName, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6', 'llama-bench': '#2f9e44' };
+  const colors: Record<EngineName, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6', 'llama-bench': '#2f9e44', 'llama-bench-avx2': '#66a80f' };
+  const variants = [...new Set(summaries.map((m) => m.llamaCppVariant).filter((v) => v !== undefined))].join(', ');
+  const peerTitle: Record<EngineName, string> = {
+    kiln: 'kiln', 'llama.cpp': `llama.cpp (node-llama-cpp 3.21.1, its ${variants} CPU build)`,
+    'llama-bench': 'llama-bench (native build)', 'llama-bench-avx2': 'llama-bench (AVX2-only build)',
+  };
   writeFileSync(svg, barChart(
-    `kiln${peers.length ? ` vs ${peers.map((p) => (p === 'llama.cpp' ? 'llama.cpp (node-llama-cpp 3.21.1, AVX2 build)' : 'llama-bench (native build)')).join(' and ')}` : ''}: tokens per second, higher is better`,
+    `kiln${level === 'avx2' ? ' (AVX2 tier)' : ''}${peers.length ? ` vs ${peers.map((p) => peerTitle[p]).join(' and ')}` : ''}: tokens per second, higher is better`,
     `${machine.cpu}, ${threads} threads, KV ${kvCacheType}; median of ${runs} runs`,
     ['prefill (512-token prompt)', 'decode at depth 0', `decode at depth ${promptTokens}`],
     engines.map((e) => ({ label: e, color: colors[e] })),

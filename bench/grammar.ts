@@ -19,6 +19,7 @@ import type { Tokenizer } from '../src/tokenizer/tokenizer.js';
 import { type CorpusCase, schemaCorpus } from '../test/fixtures/json-schemas/corpus.js';
 import { schemaOrdered } from '../test/fixtures/json-schemas/schema-ordered.js';
 import { ggufFromTokenizerJson, lenmlTokenizer } from '../test/fixtures/tokenizer/hf-vocabulary.js';
+import { llguidanceRefuses } from './llguidance-features.js';
 import { argValue, describeMachine, formatTable, machineInfo, median } from './machine.js';
 import { ensureBenchModel, SHAPES } from './models.js';
 
@@ -30,6 +31,8 @@ type Family = keyof typeof FAMILIES;
 
 interface EngineFigures {
   compileMs: number[];
+  /** The same compiles in CPU time. */
+  compileCpuMs: number[];
   maskUs: number[];
   /** The same masks in CPU time: wall time less what the process spent waiting for a core. */
   maskCpuUs: number[];
@@ -91,6 +94,7 @@ async function xgrammarEngine(family: Family, tok: Tokenizer): Promise<Engine | 
 }
 
 async function measure(engine: Engine, c: CorpusCase, tok: Tokenizer, into: EngineFigures): Promise<void> {
+  const cpu0 = process.cpuUsage();
   let t0 = performance.now();
   let matcher;
   try {
@@ -100,6 +104,8 @@ async function measure(engine: Engine, c: CorpusCase, tok: Tokenizer, into: Engi
     return;
   }
   into.compileMs.push(performance.now() - t0);
+  const compileCpu = process.cpuUsage(cpu0);
+  into.compileCpuMs.push((compileCpu.user + compileCpu.system) / 1000);
   into.compiled++;
   for (const [k, v] of c.valid.entries()) {
     if (k > 0) matcher = await engine.compile(c.schema);
@@ -124,7 +130,7 @@ function summary(name: string, f: EngineFigures, total: number): string[] {
   const cpu = f.maskCpuUs.slice().sort((a, b) => a - b);
   const compiles = f.compileMs.slice().sort((a, b) => a - b);
   return [
-    name, `${f.compiled}/${total}`, median(compiles).toFixed(2), percentile(compiles, 0.99).toFixed(2),
+    name, `${f.compiled}/${total}`, median(compiles).toFixed(2), percentile(compiles, 0.99).toFixed(2), median(f.compileCpuMs).toFixed(2),
     String(masks.length), median(masks).toFixed(1), percentile(masks, 0.99).toFixed(1), (masks.at(-1) ?? NaN).toFixed(1),
     percentile(cpu, 0.99).toFixed(0), (cpu.at(-1) ?? NaN).toFixed(0),
   ];
@@ -140,6 +146,11 @@ async function maskBench(family: Family, xgrammar: boolean): Promise<void> {
   compileGrammar({ regex: 'x' }, tok);
   console.log(`\n${family}: ${tok.vocabSize} tokens; kiln, once per vocabulary: token trie ${indexMs.toFixed(0)} ms (${index.trie.nodeCount} nodes; ${index.slice.rest.nodeCount} outside the string-character slice), masks of the shared JSON pieces ${(performance.now() - t0).toFixed(0)} ms`);
   const corpus = schemaCorpus();
+  const refusedByLlg = corpus.flatMap((c) => {
+    const k = llguidanceRefuses(c.schema);
+    return k === null ? [] : [`${c.name} (${k})`];
+  });
+  console.log(`llguidance, by its documented feature list (not run): ${corpus.length - refusedByLlg.length}/${corpus.length} compile at most; refused: ${refusedByLlg.join(', ')}`);
   const engines: Engine[] = [kilnEngine(tok)];
   if (xgrammar) {
     const xg = await xgrammarEngine(family, tok);
@@ -148,12 +159,12 @@ async function maskBench(family: Family, xgrammar: boolean): Promise<void> {
   // Pass 1: every schema new to the process. Pass 2: the same schemas again, as an agent sends the
   // same tools every turn (kiln reuses the compiled grammar and its tables; XGrammar recompiles).
   for (const pass of ['first time', 'seen before']) {
-    const figures = engines.map((): EngineFigures => ({ compileMs: [], maskUs: [], maskCpuUs: [], compiled: 0, failed: [] }));
+    const figures = engines.map((): EngineFigures => ({ compileMs: [], compileCpuMs: [], maskUs: [], maskCpuUs: [], compiled: 0, failed: [] }));
     t0 = performance.now();
     for (const c of corpus) for (const [i, e] of engines.entries()) await measure(e, c, tok, figures[i]!);
     console.log(`${family}, schemas ${pass}:`);
     console.log(formatTable(
-      ['engine', 'compiled', 'compile ms median', 'p99', 'masks', 'mask µs median', 'p99', 'max', 'CPU µs p99', 'max'],
+      ['engine', 'compiled', 'compile ms median', 'p99', 'CPU median', 'masks', 'mask µs median', 'p99', 'max', 'CPU µs p99', 'max'],
       engines.map((e, i) => summary(e.name, figures[i]!, corpus.length)),
     ));
     if (pass === 'first time') for (const [i, e] of engines.entries()) for (const f of figures[i]!.failed) console.log(`  ${e.name} did not compile ${f}`);

@@ -2,7 +2,9 @@
 // instruction set this CPU has, AVX-512 and AMX included where present) from the llama.cpp source
 // that node-llama-cpp 3.21.1 ships (`llama/gitRelease.bundle`, a git bundle), into a cache folder
 // outside the repository, and prints its path. `e2e --vs llama-bench` runs it side by side with kiln.
-// Building takes several minutes on 2 cores and happens once per llama.cpp commit.
+// `--avx2` builds (and prints) the AVX2-only one instead (GGML_NATIVE=OFF, AVX2/FMA/F16C, no
+// AVX-512), the peer of kiln forced to its AVX2 tier: `e2e --level avx2 --vs llama-bench-avx2`.
+// Building takes several minutes on 2 cores and happens once per llama.cpp commit and kind.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -22,16 +24,19 @@ function sh(cmd: string, args: string[], cwd?: string): string {
 
 const NO_AMX = ['-mno-amx-tile', '-mno-amx-int8', '-mno-amx-bf16'].join(' ');
 
-function build(dir: string, extraFlags: string | null): string {
+const AVX2_ONLY = ['-DGGML_NATIVE=OFF', '-DGGML_AVX=ON', '-DGGML_AVX2=ON', '-DGGML_FMA=ON', '-DGGML_F16C=ON'];
+
+/** Builds llama-bench in `dir` unless it is there: natively, or with `isa` (cmake -D flags) instead. */
+function build(dir: string, extraFlags: string | null, isa: string[] = ['-DGGML_NATIVE=ON']): string {
   const binary = join(dir, 'src', 'build', 'bin', 'llama-bench');
   if (existsSync(binary)) return binary;
-  process.stderr.write(`building llama-bench (GGML_NATIVE=ON${extraFlags ? `, ${extraFlags}` : ''}) in ${dir}; this takes several minutes ...\n`);
+  process.stderr.write(`building llama-bench (${isa.join(' ')}${extraFlags ? `, ${extraFlags}` : ''}) in ${dir}; this takes several minutes ...\n`);
   rmSync(join(dir, 'src'), { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   sh('git', ['clone', '--quiet', BUNDLE, 'src'], dir);
   const src = join(dir, 'src');
   const flags = extraFlags ? [`-DCMAKE_C_FLAGS=${extraFlags}`, `-DCMAKE_CXX_FLAGS=${extraFlags}`] : [];
-  sh('cmake', ['-S', '.', '-B', 'build', '-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DLLAMA_CURL=OFF', '-DLLAMA_BUILD_TESTS=OFF',
+  sh('cmake', ['-S', '.', '-B', 'build', '-DCMAKE_BUILD_TYPE=Release', ...isa, '-DLLAMA_CURL=OFF', '-DLLAMA_BUILD_TESTS=OFF',
     '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_BUILD_SERVER=OFF', '-DBUILD_SHARED_LIBS=OFF', ...flags], src);
   const r = spawnSync('cmake', ['--build', 'build', '--target', 'llama-bench', '-j', String(availableParallelism())], { cwd: src, stdio: ['ignore', 'ignore', 'inherit'] });
   if (r.status !== 0 || !existsSync(binary)) throw new Error(`building llama-bench failed (${r.status ?? r.signal})`);
@@ -95,6 +100,16 @@ export function ensureLlamaBench(model: string, cacheDir = DEFAULT_MODEL_DIR): s
   return binary;
 }
 
+/** llama-bench built for AVX2/FMA/F16C only (no AVX-512, no AMX), built first if missing. */
+export function ensureLlamaBenchAvx2(model: string, cacheDir = DEFAULT_MODEL_DIR): string {
+  if (!existsSync(BUNDLE)) throw new Error(`no llama.cpp source bundle at ${BUNDLE}: run the bench with --vs llama.cpp once to install node-llama-cpp`);
+  const commit = sh('git', ['bundle', 'list-heads', BUNDLE]).trim().split(/\s+/)[0]!.slice(0, 8);
+  const binary = build(join(cacheDir, `llama-bench-${commit}-avx2`), null, AVX2_ONLY);
+  const smoke = smokeTest(binary, model);
+  if (!smoke.ok) throw new Error(`llama-bench (${binary}) died on ${model}: ${smoke.why}`);
+  return binary;
+}
+
 interface LlamaBenchRow {
   n_prompt: number;
   n_gen: number;
@@ -126,10 +141,9 @@ function sampleRss(child: ChildProcess): () => number {
  * invocation (loading included).
  */
 export class LlamaBenchEngine {
-  readonly name = 'llama-bench' as const;
   private child: ChildProcess | null = null;
 
-  constructor(private readonly binary: string, private readonly options: EngineOptions) {}
+  constructor(readonly name: 'llama-bench' | 'llama-bench-avx2', private readonly binary: string, private readonly options: EngineOptions) {}
 
   private invoke(args: string[]): Promise<{ rows: LlamaBenchRow[]; peakRssBytes: number }> {
     const o = this.options;
@@ -180,5 +194,6 @@ export class LlamaBenchEngine {
 
 export async function run(args: string[]): Promise<void> {
   const model = argValue(args, '--model') ?? ensureBenchModel(SHAPES.qwen2!, 'q8_0');
-  console.log(ensureLlamaBench(model, argValue(args, '--models-dir') ?? DEFAULT_MODEL_DIR));
+  const ensure = args.includes('--avx2') ? ensureLlamaBenchAvx2 : ensureLlamaBench;
+  console.log(ensure(model, argValue(args, '--models-dir') ?? DEFAULT_MODEL_DIR));
 }

@@ -54,6 +54,7 @@ export const BENCH_TYPES: Record<string, { type: GgmlType; fileType: number }> =
   q8_0: { type: GgmlType.Q8_0, fileType: 7 },
   q4_0: { type: GgmlType.Q4_0, fileType: 2 },
   q4_k: { type: GgmlType.Q4_K, fileType: 14 },
+  q5_k: { type: GgmlType.Q5_K, fileType: 16 },
   q6_k: { type: GgmlType.Q6_K, fileType: 18 },
 };
 

@@ -3,7 +3,8 @@
 // - Q8_0 and packed Q4_0 keep the bits of their AVX2 kernels (and so of vecDotQ8_0/Q4_0_generic
 //   and llama.cpp's x86 order): VNNI's vpdpbusd gives the same exact integer sums as maddubs,
 //   int16 adds and madd in one instruction, and every float FMA stays per block, in block order.
-//   Q8_0 prefill puts two tokens in each 512-bit vector, so each FMA does two tokens' blocks.
+//   Q8_0 prefill puts two tokens in each 512-bit vector, so each FMA does two tokens' blocks;
+//   packed Q4_0 puts two groups of 8 rows in each, so one broadcast of a token feeds 16 rows.
 // - F16 uses 16-wide lanes: another float order than the AVX2 kernel (within the best-vs-generic
 //   tolerance), the same for every token count, so prefill and decode agree bit for bit.
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni (and AVX2/FMA/F16C).
@@ -194,11 +195,72 @@ using TileF16Wide = FloatTile<Lanes16, F16x16, F32x16>::Kernel<R, T>;
 constexpr int kWideRows = 6, kWideTokens = 4;
 
 
+// Two groups of 8 packed Q4_0 rows in one 512-bit tile: group g's lanes in the lower half, group
+// g + 1's in the upper, so each token's 4-byte piece is one broadcast from memory against 16 rows
+// and every vpdpbusd does twice the AVX2 tile's work. Lane by lane the operations are those of
+// q4_0x8Tile<VnniSums> (the same exact integer sum, then one multiply and one FMA per block in
+// block order), so the bits are the AVX2 kernel's. T tokens per tile; 16 rows x T outputs.
+template <int T>
+void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const BlockQ8_0* y, const Q8BlockSums* sums,
+                 float* s, int64_t ldS) {
+  const __m512i low4 = _mm512_set1_epi8(0x0f);
+  __m512 acc[T];
+  for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    const BlockQ4_0x8& xa = x0[b];
+    const BlockQ4_0x8& xb = x1[b];
+    if (T == 1) {
+      _mm_prefetch(reinterpret_cast<const char*>(&xa) + kPackedPrefetchBytes, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
+    }
+    __m512i lo[4], hi[4];
+    for (int c = 0; c < 4; c++) {
+      const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load32(xa.qs + 32 * c)), load32(xb.qs + 32 * c), 1);
+      lo[c] = _mm512_and_si512(v, low4);
+      hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+    }
+    const __m256i dh = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xa.d))),
+                                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.d)), 1);
+    const __m512 dx = _mm512_cvtph_ps(dh);
+    for (int t = 0; t < T; t++) {
+      const BlockQ8_0& yb = y[t * nb + b];
+      const Q8BlockSums& ys = sums[t * nb + b];
+      int32_t q[8];
+      __builtin_memcpy(q, yb.qs, sizeof q);
+      __m512i p0 = _mm512_set1_epi32(-ys.sum8), p1 = _mm512_setzero_si512();
+      for (int c = 0; c < 4; c++) {
+        p0 = _mm512_dpbusd_epi32(p0, lo[c], _mm512_set1_epi32(q[c]));
+        p1 = _mm512_dpbusd_epi32(p1, hi[c], _mm512_set1_epi32(q[4 + c]));
+      }
+      const __m512i isum = _mm512_add_epi32(p0, p1);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dx, _mm512_set1_ps(ys.d)), acc[t]);
+    }
+  }
+  for (int t = 0; t < T; t++) _mm512_storeu_ps(s + t * ldS, acc[t]);
+}
+
 }  // namespace
 
+// Groups in pairs on 512-bit tiles (4 tokens at a time, then the last 1-3); an odd last group on
+// the shared 256-bit tile. Every path gives the same bits.
 void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                        const BlockQ8_0* y, const Q8BlockSums* sums) {
-  gemmQ4_0x8<VnniSums>(nb, nGroups, nt, s, ldS, x, y, sums);
+  constexpr int T = 4;
+  int64_t g = 0;
+  for (; g + 2 <= nGroups; g += 2) {
+    const BlockQ4_0x8* x0 = x + g * nb;
+    const BlockQ4_0x8* x1 = x0 + nb;
+    float* sg = s + 8 * g;
+    int64_t t = 0;
+    for (; t + T <= nt; t += T) q4_0x16Tile<T>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
+    switch (nt - t) {
+      case 3: q4_0x16Tile<3>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 2: q4_0x16Tile<2>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 1: q4_0x16Tile<1>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      default: break;
+    }
+  }
+  if (g < nGroups) gemmQ4_0x8<VnniSums>(nb, nGroups - g, nt, s + 8 * g, ldS, x + g * nb, y, sums);
 }
 
 void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,

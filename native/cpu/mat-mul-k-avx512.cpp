@@ -1,9 +1,10 @@
-// AVX-512 VNNI kernels of Q4_K and Q6_K matrix products, with the bits of their AVX2 row dots
-// (vecDotQ4_K_avx2, vecDotQ6_K_avx2). Prefill: each 512-bit vector holds the same 32 activation
-// values of two tokens, one per 256-bit half, and a weight row's 32 values broadcast to both
-// halves. Every integer lane is then the lane of the AVX2 kernel's 256-bit vector for that token,
-// and every float lane is that token's accumulator, so each entry gets exactly the AVX2 integers
-// and FMAs, two tokens per instruction. vpdpwssd applies a sub-block's scale and adds in one step.
+// AVX-512 VNNI kernels of Q4_K, Q5_K and Q6_K matrix products, with the bits of their AVX2 row
+// dots (vecDotQ4_K_avx2, vecDotQ5_K_avx2, vecDotQ6_K_avx2). Prefill: each 512-bit vector holds the
+// same 32 activation values of two tokens, one per 256-bit half, and a weight row's 32 values
+// broadcast to both halves. Every integer lane is then the lane of the AVX2 kernel's 256-bit vector
+// for that token, and every float lane is that token's accumulator, so each entry gets exactly the
+// AVX2 integers and FMAs, two tokens per instruction. vpdpwssd applies a sub-block's scale and adds
+// in one step.
 // Decode pairs rows instead of tokens (below).
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni.
 #include <immintrin.h>
@@ -80,68 +81,95 @@ void prepareK(const char* y, size_t yStride, int64_t nb, PreparedK<Q>* out) {
   }
 }
 
-// R rows x 4Q tokens of Q4_K x Q8_K. Per block and row: the scales as int16 pairs for vpdpwssd,
-// and the mins term, whose 4-lane accumulators of 4 tokens share one vector (lanes 4k..4k+3 are
-// token k's accumulator of minsTerm); per group of 64 values the row's low and high nibbles
-// (sub-blocks 2g and 2g + 1).
-template <int R, int Q>
-struct Q4KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
-    constexpr int P = 2 * Q, T = 4 * Q;
-    const __m512i low4 = _mm512_set1_epi8(0x0f);
-    __m512 acc[R][P], accMins[R][Q];
-    for (int r = 0; r < R; r++) {
-      for (int q = 0; q < Q; q++) accMins[r][q] = _mm512_setzero_ps();
-      for (int p = 0; p < P; p++) acc[r][p] = _mm512_setzero_ps();
-    }
-    for (int64_t b = 0; b < n / QK_K; b++) {
-      const BlockQ4_K* xb[R];
-      for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const BlockQ4_K*>(x + r * xStride) + b;
-      const QuadK* quad = tb[b].quad;
+// The sum of each 4-lane group, in all four lanes (exact: integers).
+inline __m512i quadTotals(__m512i v) {
+  v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, (_MM_PERM_ENUM)0x4e));
+  return _mm512_add_epi32(v, _mm512_shuffle_epi32(v, (_MM_PERM_ENUM)0xb1));
+}
 
-      alignas(32) uint32_t sc[R][8];
-  #pragma GCC unroll 8
+// Q5_K's fifth bits of group g (bits 2g and 2g + 1 of each qh byte) on bit 4 of the low and high
+// values, as dotScaleMinK does in 16-bit lanes.
+inline void addFifthBits(__m512i qh, int g, __m512i* lo, __m512i* hi) {
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+  *lo = _mm512_or_si512(*lo, _mm512_and_si512(_mm512_slli_epi16(_mm512_srli_epi16(qh, 2 * g), 4), bit4));
+  *hi = _mm512_or_si512(*hi, _mm512_and_si512(_mm512_slli_epi16(_mm512_srli_epi16(qh, 2 * g + 1), 4), bit4));
+}
+
+// R rows x 4Q tokens of Q4_K or Q5_K x Q8_K. Per block and row: the scales as int16 pairs for
+// vpdpwssd, and the mins term, 4 tokens to a vector (lanes 4k..4k+3 are token k's): for Q4_K the
+// 4-lane accumulators of minsTerm; for Q5_K the block's exact integer sum in every lane of the
+// group and one FMA, as the AVX2 kernel's scalar one. Per group of 64 values the row's low and high
+// nibbles (sub-blocks 2g and 2g + 1), with Q5_K's fifth bits.
+template <typename Block, bool kFifthBit>
+struct ScaleMinK {
+  template <int R, int Q>
+  struct Tile {
+    static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
+      constexpr int P = 2 * Q, T = 4 * Q;
+      const __m512i low4 = _mm512_set1_epi8(0x0f);
+      __m512 acc[R][P], accMins[R][Q];
       for (int r = 0; r < R; r++) {
-        const __m128i both = scalesMinsK4(xb[r]->scales);
-        const __m256i scales = _mm256_cvtepu8_epi32(both);
-        _mm256_store_si256(reinterpret_cast<__m256i*>(sc[r]), _mm256_or_si256(scales, _mm256_slli_epi32(scales, 16)));
-        const __m512i mins = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_srli_si128(both, 8)));
-        const __m512 dmin = _mm512_set1_ps(fp16(xb[r]->dmin));
-        for (int q = 0; q < Q; q++)
-          accMins[r][q] = _mm512_fmadd_ps(_mm512_mul_ps(dmin, quad[q].negDy), _mm512_cvtepi32_ps(_mm512_madd_epi16(mins, quad[q].sums)), accMins[r][q]);
+        for (int q = 0; q < Q; q++) accMins[r][q] = _mm512_setzero_ps();
+        for (int p = 0; p < P; p++) acc[r][p] = _mm512_setzero_ps();
       }
+      for (int64_t b = 0; b < n / QK_K; b++) {
+        const Block* xb[R];
+        for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
+        const QuadK* quad = tb[b].quad;
 
-      __m512i sumi[R][P];
-      for (int r = 0; r < R; r++)
-        for (int p = 0; p < P; p++) sumi[r][p] = _mm512_setzero_si512();
-      for (int g = 0; g < QK_K / 64; g++) {
-        const __m512i* yLo = tb[b].y[2 * g];
-        const __m512i* yHi = tb[b].y[2 * g + 1];
+        alignas(32) uint32_t sc[R][8];
+  #pragma GCC unroll 8
         for (int r = 0; r < R; r++) {
-          const __m512i bits = _mm512_broadcast_i64x4(load32(xb[r]->qs + 32 * g));
-          const __m512i vLo = _mm512_and_si512(bits, low4);
-          const __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
-          const __m512i scLo = _mm512_set1_epi32((int)sc[r][2 * g]), scHi = _mm512_set1_epi32((int)sc[r][2 * g + 1]);
-          for (int p = 0; p < P; p++) {
-            sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vLo, yLo[p]), scLo);
-            sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vHi, yHi[p]), scHi);
+          const __m128i both = scalesMinsK4(xb[r]->scales);
+          const __m256i scales = _mm256_cvtepu8_epi32(both);
+          _mm256_store_si256(reinterpret_cast<__m256i*>(sc[r]), _mm256_or_si256(scales, _mm256_slli_epi32(scales, 16)));
+          const __m512i mins = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_srli_si128(both, 8)));
+          const __m512 dmin = _mm512_set1_ps(fp16(xb[r]->dmin));
+          for (int q = 0; q < Q; q++) {
+            const __m512i m = _mm512_madd_epi16(mins, quad[q].sums);
+            accMins[r][q] = _mm512_fmadd_ps(_mm512_mul_ps(dmin, quad[q].negDy), _mm512_cvtepi32_ps(kFifthBit ? quadTotals(m) : m), accMins[r][q]);
           }
+        }
+
+        __m512i sumi[R][P];
+        for (int r = 0; r < R; r++)
+          for (int p = 0; p < P; p++) sumi[r][p] = _mm512_setzero_si512();
+        for (int g = 0; g < QK_K / 64; g++) {
+          const __m512i* yLo = tb[b].y[2 * g];
+          const __m512i* yHi = tb[b].y[2 * g + 1];
+          for (int r = 0; r < R; r++) {
+            const __m512i bits = _mm512_broadcast_i64x4(load32(xb[r]->qs + 32 * g));
+            __m512i vLo = _mm512_and_si512(bits, low4);
+            __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
+            if constexpr (kFifthBit) addFifthBits(_mm512_broadcast_i64x4(load32(xb[r]->qh)), g, &vLo, &vHi);
+            const __m512i scLo = _mm512_set1_epi32((int)sc[r][2 * g]), scHi = _mm512_set1_epi32((int)sc[r][2 * g + 1]);
+            for (int p = 0; p < P; p++) {
+              sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vLo, yLo[p]), scLo);
+              sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vHi, yHi[p]), scHi);
+            }
+          }
+        }
+        for (int r = 0; r < R; r++) {
+          const __m512 dx = _mm512_set1_ps(fp16(xb[r]->d));
+          for (int p = 0; p < P; p++)
+            acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(dx, quad[p / 2].dy[p % 2]), _mm512_cvtepi32_ps(sumi[r][p]), acc[r][p]);
         }
       }
       for (int r = 0; r < R; r++) {
-        const __m512 dx = _mm512_set1_ps(fp16(xb[r]->d));
-        for (int p = 0; p < P; p++)
-          acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(dx, quad[p / 2].dy[p % 2]), _mm512_cvtepi32_ps(sumi[r][p]), acc[r][p]);
+        alignas(64) float mins[Q][16];
+        for (int q = 0; q < Q; q++) _mm512_store_ps(mins[q], accMins[r][q]);
+        for (int t = 0; t < T; t++) {
+          const float* m = mins[t / 4] + 4 * (t % 4);
+          s[t * ldS + r] = hsum(half(acc[r][t / 2], t % 2)) + (kFifthBit ? m[0] : hsum(_mm_load_ps(m)));
+        }
       }
     }
-    for (int r = 0; r < R; r++) {
-      alignas(64) float mins[Q][16];
-      for (int q = 0; q < Q; q++) _mm512_store_ps(mins[q], accMins[r][q]);
-      for (int t = 0; t < T; t++)
-        s[t * ldS + r] = hsum(half(acc[r][t / 2], t % 2)) + hsum(_mm_load_ps(mins[t / 4] + 4 * (t % 4)));
-    }
-  }
+  };
 };
+template <int R, int Q>
+using Q4KTile = ScaleMinK<BlockQ4_K, false>::Tile<R, Q>;
+template <int R, int Q>
+using Q5KTile = ScaleMinK<BlockQ5_K, true>::Tile<R, Q>;
 
 // R rows x 4Q tokens of Q6_K x Q8_K. vecDotQ6_K_avx2 takes the offset of 32 off each pair sum of
 // 6-bit values; here each 4-value lane sum starts from -32 * sum(y) (int32, once per token pair
@@ -207,8 +235,9 @@ inline __m512 halves(float a, float b) {
   return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(a)), _mm256_castps_pd(_mm256_set1_ps(b)), 1));
 }
 
-template <int P>
-void q4KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
+// Q4_K or Q5_K; Q5_K's mins term as the block's exact integer sum and one FMA (see ScaleMinK).
+template <typename Block, bool kFifthBit, int P>
+void scaleMinKRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
   constexpr int R = 2 * P;
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   __m512 acc[P];
@@ -216,9 +245,9 @@ void q4KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K
   for (int p = 0; p < P; p++) acc[p] = _mm512_setzero_ps(), accMins[p] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / QK_K; b++) {
     const BlockQ8_K& yb = y[b];
-    const BlockQ4_K* xb[R];
+    const Block* xb[R];
     for (int r = 0; r < R; r++) {
-      xb[r] = reinterpret_cast<const BlockQ4_K*>(x + r * xStride) + b;
+      xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
       for (int l = 0; l < 3; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
     }
     const __m256i bsums = load32(yb.bsums);
@@ -232,7 +261,12 @@ void q4KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K
                                  _mm256_or_si256(sc1, _mm256_slli_epi32(sc1, 16)), 1);
       const __m256i m = _mm256_cvtepu8_epi16(_mm_unpackhi_epi64(sm0, sm1));
       const __m256 d = _mm256_set_m128(_mm_set1_ps(-yb.d * fp16(xb[2 * p + 1]->dmin)), _mm_set1_ps(-yb.d * fp16(xb[2 * p]->dmin)));
-      accMins[p] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_madd_epi16(m, sums)), accMins[p]);
+      __m256i ms = _mm256_madd_epi16(m, sums);
+      if constexpr (kFifthBit) {
+        ms = _mm256_add_epi32(ms, _mm256_shuffle_epi32(ms, 0x4e));
+        ms = _mm256_add_epi32(ms, _mm256_shuffle_epi32(ms, 0xb1));
+      }
+      accMins[p] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(ms), accMins[p]);
     }
     __m512i sumi[P];
     for (int p = 0; p < P; p++) sumi[p] = _mm512_setzero_si512();
@@ -244,8 +278,9 @@ void q4KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K
       const __m512i pickHi = _mm512_add_epi32(pickLo, _mm512_set1_epi32(1));
       for (int p = 0; p < P; p++) {
         const __m512i bits = pairOf(xb[2 * p]->qs + 32 * g, xb[2 * p + 1]->qs + 32 * g);
-        const __m512i vLo = _mm512_and_si512(bits, low4);
-        const __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
+        __m512i vLo = _mm512_and_si512(bits, low4);
+        __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
+        if constexpr (kFifthBit) addFifthBits(pairOf(xb[2 * p]->qh, xb[2 * p + 1]->qh), g, &vLo, &vHi);
         sumi[p] = _mm512_dpwssd_epi32(sumi[p], _mm512_maddubs_epi16(vLo, yLo), _mm512_permutexvar_epi32(pickLo, sc[p]));
         sumi[p] = _mm512_dpwssd_epi32(sumi[p], _mm512_maddubs_epi16(vHi, yHi), _mm512_permutexvar_epi32(pickHi, sc[p]));
       }
@@ -254,9 +289,18 @@ void q4KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K
       acc[p] = _mm512_fmadd_ps(halves(yb.d * fp16(xb[2 * p]->d), yb.d * fp16(xb[2 * p + 1]->d)), _mm512_cvtepi32_ps(sumi[p]), acc[p]);
   }
   for (int p = 0; p < P; p++) {
-    s[2 * p] = hsum(half(acc[p], 0)) + hsum(_mm256_castps256_ps128(accMins[p]));
-    s[2 * p + 1] = hsum(half(acc[p], 1)) + hsum(_mm256_extractf128_ps(accMins[p], 1));
+    const __m128 m0 = _mm256_castps256_ps128(accMins[p]), m1 = _mm256_extractf128_ps(accMins[p], 1);
+    s[2 * p] = hsum(half(acc[p], 0)) + (kFifthBit ? _mm_cvtss_f32(m0) : hsum(m0));
+    s[2 * p + 1] = hsum(half(acc[p], 1)) + (kFifthBit ? _mm_cvtss_f32(m1) : hsum(m1));
   }
+}
+template <int P>
+void q4KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
+  scaleMinKRows<BlockQ4_K, false, P>(n, s, x, xStride, y);
+}
+template <int P>
+void q5KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
+  scaleMinKRows<BlockQ5_K, true, P>(n, s, x, xStride, y);
 }
 
 template <int P>
@@ -370,6 +414,11 @@ void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* 
 void vecDotManyQ4_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride) {
   many<Q4KTile, q4KRows<2>, q4KRows<1>, vecDotManyQ4_K_avx2>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+}
+
+void vecDotManyQ5_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                           const void* y, size_t yStride) {
+  many<Q5KTile, q5KRows<2>, q5KRows<1>, vecDotManyQ5_K_avx2>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 void vecDotManyQ6_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,

@@ -169,7 +169,8 @@ void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float
   const TypeTraits& q4 = *typeTraits(w.type);
   const TypeTraits& act = *typeTraits(GgmlType::Q8_0);
   const size_t actRowBytes = rowBytes(act.type, w.cols);
-  const int64_t chunkRows = chunkRowsFor(rowBytes(w.type, w.cols), w.rows, pool.size(), 8, nTokens);
+  // The AVX-512 tiles take two groups of 8 rows at a time: chunks of whole pairs.
+  const int64_t chunkRows = chunkRowsFor(rowBytes(w.type, w.cols), w.rows, pool.size(), useAvx512() ? 16 : 8, nTokens);
   char* s = static_cast<char*>(scratch);
   MulMatJob job{q4, act, nullptr, w.rows, w.cols, nTokens, x, y, s, 0, actRowBytes, chunkRows,
                 (w.rows + chunkRows - 1) / chunkRows};

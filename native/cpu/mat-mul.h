@@ -41,7 +41,7 @@ struct Q8BlockSums {
 // block's exact integer sum, the bits of vecDotQ4_0_generic.
 void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                      const BlockQ8_0* y, const Q8BlockSums* sums);
-// mat-mul-avx512.cpp: the same with VNNI, the same bits.
+// mat-mul-avx512.cpp: the same with VNNI, two groups (16 rows) per 512-bit tile, the same bits.
 void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                        const BlockQ8_0* y, const Q8BlockSums* sums);
 #endif

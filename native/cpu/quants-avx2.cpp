@@ -101,28 +101,34 @@ float dotScaleMinK(int64_t n, const Block* x, const BlockQ8_K* y) {
   return kFifthBit ? hsum(acc) + summs : hsum(acc) + hsum(accMins);
 }
 
-// R rows x T tokens of Q4_K x Q8_K, each entry with the bits of dotScaleMinK<BlockQ4_K>: a block's
-// scales, mins and nibbles are unpacked once per row for the T tokens (a third of the work of a
-// row's dot), and each (row, token) pair then does the same integer sums and the same FMAs.
-template <int R, int T>
-void q4KTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
+// R rows x T tokens of Q4_K or Q5_K x Q8_K, each entry with the bits of dotScaleMinK<Block,
+// kFifthBit>: a block's scales, mins and values (Q5_K's fifth bits included) are unpacked once per
+// row for the T tokens (a third of the work of a row's dot), and each (row, token) pair then does
+// the same integer sums and the same FMAs, the mins term in each type's own way.
+template <typename Block, bool kFifthBit, int R, int T>
+void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
+  const __m256i bit4 = _mm256_set1_epi8(0x10);
   __m256 acc[R][T];
   __m128 accMins[R][T];
+  float summs[R][T];
   for (int r = 0; r < R; r++)
-    for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps(), accMins[r][t] = _mm_setzero_ps();
+    for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps(), accMins[r][t] = _mm_setzero_ps(), summs[r][t] = 0.0f;
   for (int64_t b = 0; b < n / QK_K; b++) {
-    const BlockQ4_K* xb[R];
+    const Block* xb[R];
     const BlockQ8_K* yb[T];
-    for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const BlockQ4_K*>(x + r * xStride) + b;
+    for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
     for (int t = 0; t < T; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
     alignas(16) uint8_t sm[R][16];
     for (int r = 0; r < R; r++) {
       if (T == 1)  // where the next R rows need it (a row's own next kilobyte is mostly the next row)
-        for (int l = 0; l < 3; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
+        for (int l = 0; l < (int)(sizeof(Block) + 63) / 64; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
       _mm_store_si128(reinterpret_cast<__m128i*>(sm[r]), scalesMinsK4(xb[r]->scales));
       const float dmin = fp16(xb[r]->dmin);
-      for (int t = 0; t < T; t++) accMins[r][t] = minsTerm(sm[r], *yb[t], -yb[t]->d * dmin, accMins[r][t]);
+      for (int t = 0; t < T; t++) {
+        if constexpr (kFifthBit) summs[r][t] = fmaSingle(-yb[t]->d * dmin, (float)minsSum(sm[r], *yb[t]), summs[r][t]);
+        else accMins[r][t] = minsTerm(sm[r], *yb[t], -yb[t]->d * dmin, accMins[r][t]);
+      }
     }
     __m256i sumi[R][T];
     for (int r = 0; r < R; r++)
@@ -130,8 +136,13 @@ void q4KTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, co
     for (int g = 0; g < QK_K / 64; g++) {
       for (int r = 0; r < R; r++) {
         const __m256i bits = load32(xb[r]->qs + 32 * g);
-        const __m256i vLo = _mm256_and_si256(bits, low4);
-        const __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+        __m256i vLo = _mm256_and_si256(bits, low4);
+        __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+        if constexpr (kFifthBit) {
+          const __m256i qh = load32(xb[r]->qh);
+          vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
+          vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
+        }
         const __m256i scLo = _mm256_set1_epi16(sm[r][2 * g]), scHi = _mm256_set1_epi16(sm[r][2 * g + 1]);
         for (int t = 0; t < T; t++) {
           const int8_t* q8 = yb[t]->qs + 64 * g;
@@ -146,7 +157,7 @@ void q4KTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, co
     }
   }
   for (int r = 0; r < R; r++)
-    for (int t = 0; t < T; t++) s[t * ldS + r] = hsum(acc[r][t]) + hsum(accMins[r][t]);
+    for (int t = 0; t < T; t++) s[t * ldS + r] = kFifthBit ? hsum(acc[r][t]) + summs[r][t] : hsum(acc[r][t]) + hsum(accMins[r][t]);
 }
 
 // Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off as 32 * y per pair.
@@ -279,7 +290,7 @@ void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y) {
 
 namespace {
 
-// Q4_K and Q6_K tiles: one row x 4 tokens (2 rows x 4 measured the same for Q4_K: its
+// Q4_K, Q5_K and Q6_K tiles: one row x 4 tokens (2 rows x 4 measured the same for Q4_K: its
 // accumulators no longer fit the 16 registers), one token at a time over the edge; decode takes
 // 4 rows at a time.
 template <template <int, int> class Tile>
@@ -300,7 +311,13 @@ void rowTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const vo
 template <int R, int T>
 struct Q4KTile {
   static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
-    q4KTile<R, T>(n, s, ldS, x, xStride, y, yStride);
+    scaleMinKTile<BlockQ4_K, false, R, T>(n, s, ldS, x, xStride, y, yStride);
+  }
+};
+template <int R, int T>
+struct Q5KTile {
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
+    scaleMinKTile<BlockQ5_K, true, R, T>(n, s, ldS, x, xStride, y, yStride);
   }
 };
 template <int R, int T>
@@ -319,6 +336,11 @@ void vecDotManyQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ld
 
 void vecDotQ5_K_avx2(int64_t n, float* s, const void* x, const void* y) {
   *s = dotScaleMinK<BlockQ5_K, true>(n, static_cast<const BlockQ5_K*>(x), static_cast<const BlockQ8_K*>(y));
+}
+
+void vecDotManyQ5_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                         const void* y, size_t yStride) {
+  rowTiles<Q5KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 void vecDotQ6_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {

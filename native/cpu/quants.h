@@ -72,8 +72,11 @@ void vecDotManyBF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ld
                          const void* y, size_t yStride);
 void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride);
-// quants-avx2.cpp: Q4_K and Q6_K tiles with the bits of vecDotQ4_K_avx2 / vecDotQ6_K_avx2.
+// quants-avx2.cpp: Q4_K, Q5_K and Q6_K tiles with the bits of vecDotQ4_K_avx2 / vecDotQ5_K_avx2 /
+// vecDotQ6_K_avx2.
 void vecDotManyQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                         const void* y, size_t yStride);
+void vecDotManyQ5_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride);
 void vecDotManyQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride);
@@ -82,8 +85,11 @@ void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t 
                            const void* y, size_t yStride);
 void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                           const void* y, size_t yStride);
-// mat-mul-k-avx512.cpp: Q4_K and Q6_K tiles with the bits of vecDotQ4_K_avx2 / vecDotQ6_K_avx2.
+// mat-mul-k-avx512.cpp: Q4_K, Q5_K and Q6_K tiles with the bits of vecDotQ4_K_avx2 /
+// vecDotQ5_K_avx2 / vecDotQ6_K_avx2.
 void vecDotManyQ4_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                           const void* y, size_t yStride);
+void vecDotManyQ5_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride);
 void vecDotManyQ6_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride);

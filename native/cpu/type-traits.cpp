@@ -84,6 +84,7 @@ VecDotManyFn fastestManyFor(const TypeTraits& t, bool avx512) {
       case GgmlType::F16: return vecDotManyF16_avx512;
       case GgmlType::Q8_0: return vecDotManyQ8_0_avx512;
       case GgmlType::Q4_K: return vecDotManyQ4_K_avx512;
+      case GgmlType::Q5_K: return vecDotManyQ5_K_avx512;
       case GgmlType::Q6_K: return vecDotManyQ6_K_avx512;
       default: break;
     }
@@ -95,6 +96,7 @@ VecDotManyFn fastestManyFor(const TypeTraits& t, bool avx512) {
       case GgmlType::BF16: return vecDotManyBF16_avx2;
       case GgmlType::Q8_0: return vecDotManyQ8_0_avx2;
       case GgmlType::Q4_K: return vecDotManyQ4_K_avx2;
+      case GgmlType::Q5_K: return vecDotManyQ5_K_avx2;
       case GgmlType::Q6_K: return vecDotManyQ6_K_avx2;
       default: break;
     }

@@ -17,6 +17,9 @@ export interface RuleAutomaton {
 
 const utf8 = new TextEncoder();
 
+/** States times refinement rounds minimize() may spend. */
+const MAX_MINIMIZE_WORK = 200_000;
+
 class Nfa {
   readonly eps: number[][] = [];
   readonly bytes: number[][] = [];
@@ -206,6 +209,75 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
       work += targets.length;
       calls.push(rule, intern(nfa.closure(targets)));
     }
+    out.calls.push(calls);
+  }
+  return minimize(out);
+}
+
+/**
+ * The automaton with equivalent states merged (Moore's partition refinement): the subset
+ * construction of a format or pattern leaves many states that accept the same continuations, and
+ * every state with bytes costs the matcher a walk of the vocabulary's trie.
+ */
+function minimize(a: RuleAutomaton): RuleAutomaton {
+  const n = a.accepting.length;
+  let cls: number[] = a.accepting.map((acc) => (acc ? 1 : 0));
+  let count = new Set(cls).size;
+  // Each round costs a pass over the states, and a long chain (a counted repetition) needs as many
+  // rounds as it has states: past this much work the automaton stays as it is.
+  let budget = MAX_MINIMIZE_WORK;
+  for (;;) {
+    budget -= n;
+    if (budget < 0) return a;
+    const ids = new Map<string, number>();
+    const next = new Array<number>(n);
+    for (let s = 0; s < n; s++) {
+      const b = a.bytes[s]!;
+      const c = a.calls[s]!;
+      let key = `${cls[s]}|`;
+      // Neighbouring ranges whose targets are one class are one range (as the merged rows will be).
+      for (let i = 0; i < b.length; i += 3) {
+        const lo = b[i]!;
+        let hi = b[i + 1]!;
+        const to = cls[b[i + 2]!];
+        while (i + 3 < b.length && b[i + 3] === hi + 1 && cls[b[i + 5]!] === to) {
+          i += 3;
+          hi = b[i + 1]!;
+        }
+        key += `${lo},${hi},${to};`;
+      }
+      key += '|';
+      for (let i = 0; i < c.length; i += 2) key += `${c[i]},${cls[c[i + 1]!]};`;
+      let id = ids.get(key);
+      if (id === undefined) ids.set(key, (id = ids.size));
+      next[s] = id;
+    }
+    cls = next;
+    if (ids.size === count) break;
+    count = ids.size;
+  }
+  if (count === n) return a;
+  // Number the classes in order of their first state, so the start state stays 0.
+  const order = new Map<number, number>();
+  for (let s = 0; s < n; s++) if (!order.has(cls[s]!)) order.set(cls[s]!, order.size);
+  const out: RuleAutomaton = { accepting: [], bytes: [], calls: [] };
+  const done = new Set<number>();
+  for (let s = 0; s < n; s++) {
+    const c = order.get(cls[s]!)!;
+    if (done.has(c)) continue;
+    done.add(c);
+    out.accepting.push(a.accepting[s]!);
+    const row: number[] = [];
+    const b = a.bytes[s]!;
+    for (let i = 0; i < b.length; i += 3) {
+      const to = order.get(cls[b[i + 2]!]!)!;
+      const k = row.length;
+      if (k > 0 && row[k - 1] === to && row[k - 2]! + 1 === b[i]) row[k - 2] = b[i + 1]!;
+      else row.push(b[i]!, b[i + 1]!, to);
+    }
+    out.bytes.push(row);
+    const calls = a.calls[s]!.slice();
+    for (let i = 1; i < calls.length; i += 2) calls[i] = order.get(cls[calls[i]!]!)!;
     out.calls.push(calls);
   }
   return out;

@@ -118,7 +118,7 @@ describe('mulMat: best kernels against generic', () => {
   });
 
   it('a token gets the same bits in a batch of any size (prefill and decode agree)', () => {
-    for (const type of [GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q6_K]) {
+    for (const type of [GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K]) {
       const batch = problem(type, 13, 260);
       for (const level of SIMD_LEVELS) {
         const all = run(batch, level, 2);
@@ -126,6 +126,17 @@ describe('mulMat: best kernels against generic', () => {
           const one = { ...batch, x: batch.x.subarray(t * batch.cols, (t + 1) * batch.cols), nTokens: 1 };
           expect(run(one, level, 2), `${GGML_TYPES[type].name} ${level} token ${t}`).toEqual(all.subarray(t * ROWS, (t + 1) * ROWS));
         }
+      }
+    }
+  });
+
+  it('integer-dot types: the AVX-512 tier gives the AVX2 tier\'s bits', () => {
+    // Token counts cover the AVX-512 tiles' 8- and 4-token steps and the 1-3 left to the AVX2 tiles;
+    // one token is decode (rows in pairs, 67 rows leave one to the AVX2 kernel).
+    for (const type of [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K]) {
+      for (const nTokens of [1, 3, 4, 8, 13, 19]) {
+        const p = problem(type, nTokens, 270 + nTokens);
+        expect(run(p, 'best', 2), `${GGML_TYPES[type].name}, ${nTokens} token(s)`).toEqual(run(p, 'avx2', 2));
       }
     }
   });
