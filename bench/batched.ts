@@ -7,9 +7,10 @@
 // worst inter-token gaps and its time to first token. With --server, the same through HTTP:
 // N streaming clients against `kiln serve --parallel N` and `llama-server -np N` (built from the
 // same source), same file and prompts, and the long prompt arriving while 4 clients stream.
-// --llama-poll passes llama-server its --poll (how hard idle worker threads spin, default 50): on a
-// machine shared with other work its spinning threads fight the others for the cores (measured at
-// load 10 on 2 cores: 0.8 tok/s for 2 clients against kiln's 6.3); `--llama-poll 0` lets them sleep.
+// --llama-poll passes llama-batched-bench and llama-server their --poll (how hard idle worker
+// threads spin, default 50): on a machine shared with other work the spinning threads fight the
+// others for the cores (at load 10 on 2 cores: llama-batched-bench 0.7 tok/s at B=1 against kiln's
+// 6.6); `--llama-poll 0` lets them sleep.
 //
 // kiln's decode tok/s counts the tokens produced after every sequence has its first token,
 // over the time from then to the last one's end: what llama-batched-bench's S_TG measures
@@ -66,9 +67,9 @@ async function kilnBatch(rt: Runtime, b: number, run: number, noEog: Record<numb
   };
 }
 
-function peerBatch(binary: string, model: string, b: number, threads: number): PeerRow {
+function peerBatch(binary: string, model: string, b: number, threads: number, poll: string | undefined): PeerRow {
   const r = spawnSync(binary, ['-m', model, '-t', String(threads), '-tb', String(threads), '-c', String(b * (PROMPT + GEN) + 64), '-b', '512', '-ub', '512',
-    '-npp', String(PROMPT), '-ntg', String(GEN), '-npl', String(b)], { encoding: 'utf8', maxBuffer: 16 << 20 });
+    '-npp', String(PROMPT), '-ntg', String(GEN), '-npl', String(b), ...(poll === undefined ? [] : ['--poll', poll])], { encoding: 'utf8', maxBuffer: 16 << 20 });
   if (r.status !== 0) throw new Error(`llama-batched-bench failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout).slice(-2000)}`);
   // |    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |
   const line = (r.stdout + r.stderr).split('\n').find((l) => new RegExp(`^\\|\\s*${PROMPT}\\s*\\|\\s*${GEN}\\s*\\|\\s*${b}\\s*\\|`).test(l));
@@ -245,7 +246,7 @@ export async function run(args: string[]): Promise<void> {
           const order = r % 2 === 0 ? ['kiln', 'peer'] : ['peer', 'kiln'];
           for (const e of order) {
             if (e === 'kiln') kiln.set(b, [...(kiln.get(b) ?? []), await kilnBatch(rt, b, r * 16 + b, noEog)]);
-            else if (tools) llama.set(b, [...(llama.get(b) ?? []), peerBatch(tools.batchedBench, model, b, threads)]);
+            else if (tools) llama.set(b, [...(llama.get(b) ?? []), peerBatch(tools.batchedBench, model, b, threads, argValue(args, '--llama-poll'))]);
           }
         }
       }
