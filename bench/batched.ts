@@ -90,7 +90,9 @@ async function kilnLongPrompt(rt: Runtime, long: number, noEog: Record<number, n
     stamps.push(times);
     await rt.complete({ prompt: promptFor(s, 99, vocab, 32), maxTokens: 200, temperature: 0, logitBias: noEog, logprobs: 0, onLogprob: () => times.push(performance.now()) });
   });
-  await new Promise((r) => setTimeout(r, 1500));
+  // The long prompt arrives once all 4 decode (a fixed wait was too short at load 10: it came
+  // while they still prefilled, leaving no gaps "before" to compare with).
+  while (stamps.length < 4 || !stamps.every((t) => t.length >= 8)) await new Promise((r) => setTimeout(r, 20));
   arrived = performance.now();
   await rt.complete({ prompt: promptFor(9, 99, vocab, long), maxTokens: 1, temperature: 0, logitBias: noEog, logprobs: 0, onLogprob: () => (firstOfLong = performance.now()) });
   const done = performance.now();
