@@ -1,5 +1,5 @@
 // `npm run bench -- batched [--model tinyllama:q4_0,...] [--batches 1,2,4,8] [--threads 2] [--runs 2]
-// [--no-peer]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
+// [--no-peer] [--server] [--llama-poll P]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
 // each, EOS masked), kiln's aggregate decode tok/s, per-sequence tok/s, time to first token and
 // inter-token latency p50/p99, beside llama.cpp's own `llama-batched-bench` (built natively from
 // the source node-llama-cpp ships; `-npp 128 -ntg 128 -npl B`, same threads, same file), the
@@ -7,6 +7,10 @@
 // worst inter-token gaps and its time to first token. With --server, the same through HTTP:
 // N streaming clients against `kiln serve --parallel N` and `llama-server -np N` (built from the
 // same source), same file and prompts, and the long prompt arriving while 4 clients stream.
+// --llama-poll passes llama-batched-bench and llama-server their --poll (how hard idle worker
+// threads spin, default 50): on a machine shared with other work the spinning threads fight the
+// others for the cores (at load 10 on 2 cores: llama-batched-bench 0.7 tok/s at B=1 against kiln's
+// 6.6); `--llama-poll 0` lets them sleep.
 //
 // kiln's decode tok/s counts the tokens produced after every sequence has its first token,
 // over the time from then to the last one's end: what llama-batched-bench's S_TG measures
@@ -63,9 +67,9 @@ async function kilnBatch(rt: Runtime, b: number, run: number, noEog: Record<numb
   };
 }
 
-function peerBatch(binary: string, model: string, b: number, threads: number): PeerRow {
+function peerBatch(binary: string, model: string, b: number, threads: number, poll: string | undefined): PeerRow {
   const r = spawnSync(binary, ['-m', model, '-t', String(threads), '-tb', String(threads), '-c', String(b * (PROMPT + GEN) + 64), '-b', '512', '-ub', '512',
-    '-npp', String(PROMPT), '-ntg', String(GEN), '-npl', String(b)], { encoding: 'utf8', maxBuffer: 16 << 20 });
+    '-npp', String(PROMPT), '-ntg', String(GEN), '-npl', String(b), ...(poll === undefined ? [] : ['--poll', poll])], { encoding: 'utf8', maxBuffer: 16 << 20 });
   if (r.status !== 0) throw new Error(`llama-batched-bench failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout).slice(-2000)}`);
   // |    PP |     TG |    B |   N_KV |   T_PP s | S_PP t/s |   T_TG s | S_TG t/s |      T s |    S t/s |
   const line = (r.stdout + r.stderr).split('\n').find((l) => new RegExp(`^\\|\\s*${PROMPT}\\s*\\|\\s*${GEN}\\s*\\|\\s*${b}\\s*\\|`).test(l));
@@ -86,7 +90,9 @@ async function kilnLongPrompt(rt: Runtime, long: number, noEog: Record<number, n
     stamps.push(times);
     await rt.complete({ prompt: promptFor(s, 99, vocab, 32), maxTokens: 200, temperature: 0, logitBias: noEog, logprobs: 0, onLogprob: () => times.push(performance.now()) });
   });
-  await new Promise((r) => setTimeout(r, 1500));
+  // The long prompt arrives once all 4 decode (a fixed wait was too short at load 10: it came
+  // while they still prefilled, leaving no gaps "before" to compare with).
+  while (stamps.length < 4 || !stamps.every((t) => t.length >= 8)) await new Promise((r) => setTimeout(r, 20));
   arrived = performance.now();
   await rt.complete({ prompt: promptFor(9, 99, vocab, long), maxTokens: 1, temperature: 0, logitBias: noEog, logprobs: 0, onLogprob: () => (firstOfLong = performance.now()) });
   const done = performance.now();
@@ -169,12 +175,13 @@ async function serverLongPrompt(url: string, vocab: number): Promise<{ gap99: nu
   return { gap99: percentile(during, 99), gapMax: Math.max(...during), ttft: long[0]! - arrived };
 }
 
-async function serverView(model: string, threads: number, runs: number, llamaServer: string | null, vocab: number, label: string): Promise<void> {
+async function serverView(model: string, threads: number, runs: number, llamaServer: string | null, vocab: number, label: string, llamaPoll?: string): Promise<void> {
   const engines: Array<{ name: string; start: (n: number) => Promise<HttpServer> }> = [
     { name: 'kiln serve', start: (n) => startHttp(process.execPath, [KILN_CLI, 'serve', '--model', model, '--model-name', 'bench', '--parallel', String(n), '--threads', String(threads), '--ctx', '2304', '--port', '18480'], 18480) },
   ];
   if (llamaServer) {
-    engines.push({ name: 'llama-server', start: (n) => startHttp(llamaServer, ['-m', model, '-t', String(threads), '-tb', String(threads), '-np', String(n), '-c', String(n * 2304), '-b', '512', '-ub', '512', '--port', '18481', '--host', '127.0.0.1'], 18481) });
+    engines.push({ name: 'llama-server', start: (n) => startHttp(llamaServer, ['-m', model, '-t', String(threads), '-tb', String(threads), '-np', String(n), '-c', String(n * 2304), '-b', '512', '-ub', '512', '--port', '18481', '--host', '127.0.0.1',
+      ...(llamaPoll === undefined ? [] : ['--poll', llamaPoll])], 18481) });
   }
   const rows: string[][] = [];
   for (const n of [1, 4]) {
@@ -241,7 +248,7 @@ export async function run(args: string[]): Promise<void> {
           const order = r % 2 === 0 ? ['kiln', 'peer'] : ['peer', 'kiln'];
           for (const e of order) {
             if (e === 'kiln') kiln.set(b, [...(kiln.get(b) ?? []), await kilnBatch(rt, b, r * 16 + b, noEog)]);
-            else if (tools) llama.set(b, [...(llama.get(b) ?? []), peerBatch(tools.batchedBench, model, b, threads)]);
+            else if (tools) llama.set(b, [...(llama.get(b) ?? []), peerBatch(tools.batchedBench, model, b, threads, argValue(args, '--llama-poll'))]);
           }
         }
       }
@@ -265,6 +272,6 @@ export async function run(args: string[]): Promise<void> {
     } finally {
       await rt.close();
     }
-    if (server) await serverView(model, threads, runs, tools?.server ?? null, shape.vocab, `${shape.title} ${typeName.toUpperCase()}`);
+    if (server) await serverView(model, threads, runs, tools?.server ?? null, shape.vocab, `${shape.title} ${typeName.toUpperCase()}`, argValue(args, '--llama-poll'));
   }
 }
