@@ -56,7 +56,7 @@ interface Engine {
   decode(first: number, n: number): Promise<void>;
 }
 
-const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /**
  * node-llama-cpp as a user installs it (scripts/install-llama-oracle.mjs --peer), every CPU
  * variant kept so it picks its own for this CPU; not the tests' oracle, which is pinned to AVX2.

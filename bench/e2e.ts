@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { GgmlType } from '../src/gguf/ggml-type.js';
 import { openGguf } from '../src/gguf/open-gguf.js';
 import { barChart } from './e2e-chart.js';
-import { ensureLlamaBench, ensureLlamaBenchAvx2, LlamaBenchEngine } from './llama-bench.js';
+import { ensureLlamaBench, ensureLlamaBenchAvx2, installLlamaPeer, LlamaBenchEngine } from './llama-bench.js';
 import { type EngineOptions, LLAMA_PACKAGE_ENTRY, type RunRequest, type RunResult } from './e2e-engine.js';
 import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median } from './machine.js';
 import { BENCH_TYPES, DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
@@ -165,13 +165,6 @@ function bytesPerToken(file: string): number {
     .reduce((n, t) => n + t.byteSize, 0);
 }
 
-function installLlamaCpp(): void {
-  if (existsSync(LLAMA_PACKAGE_ENTRY)) return;
-  process.stderr.write('installing node-llama-cpp 3.21.1 into .cache/node-llama-cpp-peer ...\n');
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts', 'install-llama-oracle.mjs'), '--peer'], { stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('installing node-llama-cpp failed (see above)');
-}
-
 /**
  * Distinct prompts per run: a first token that differs from every earlier run's, so no cache is
  * reused. Ids stay inside the model's vocabulary (stories260K has 512 tokens).
@@ -214,7 +207,7 @@ export async function run(args: string[]): Promise<void> {
   for (const p of peers) if (!PEERS.includes(p)) throw new Error(`--vs takes ${PEERS.join(', ')} (comma-separated), got '${vs}'`);
   const specs = argValue(args, '--model')?.split(',') ?? DEFAULT_MODELS;
   const engines: EngineName[] = ['kiln', ...peers];
-  if (peers.length > 0) installLlamaCpp();
+  if (peers.length > 0) installLlamaPeer();
 
   const machine = machineInfo();
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');

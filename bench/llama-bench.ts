@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { EngineOptions, RunRequest, RunResult } from './e2e-engine.js';
-import { LLAMA_PACKAGE_ENTRY } from './e2e-engine.js';
+import { LLAMA_PACKAGE_ENTRY, REPO_ROOT } from './e2e-engine.js';
 import { argValue } from './machine.js';
 import { DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
 
@@ -74,6 +74,14 @@ function smokeTest(binary: string, model: string): { ok: boolean; why: string } 
   return { ok: r.status === 0, why: r.signal ?? `exit code ${r.status}` };
 }
 
+/** Installs node-llama-cpp as a user does (the peer, and the source of the llama.cpp bundle), once. */
+export function installLlamaPeer(): void {
+  if (existsSync(LLAMA_PACKAGE_ENTRY) && existsSync(BUNDLE)) return;
+  process.stderr.write('installing node-llama-cpp 3.21.1 into .cache/node-llama-cpp-peer ...\n');
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts', 'install-llama-oracle.mjs'), '--peer'], { stdio: 'inherit' });
+  if (r.status !== 0 || !existsSync(BUNDLE)) throw new Error('installing node-llama-cpp failed (see above)');
+}
+
 /**
  * The path of a native llama-bench for the bundled llama.cpp commit, built first if missing.
  * A CPU that reports AMX gets AMX kernels from -march=native; where the OS or hypervisor does
@@ -83,7 +91,7 @@ function smokeTest(binary: string, model: string): { ok: boolean; why: string } 
  * everything else this CPU has (AVX-512, VNNI).
  */
 export function ensureLlamaBench(model: string, cacheDir = DEFAULT_MODEL_DIR): string {
-  if (!existsSync(BUNDLE)) throw new Error(`no llama.cpp source bundle at ${BUNDLE}: run the bench with --vs llama.cpp once to install node-llama-cpp`);
+  installLlamaPeer();
   const commit = sh('git', ['bundle', 'list-heads', BUNDLE]).trim().split(/\s+/)[0]!.slice(0, 8);
   const noAmxDir = join(cacheDir, `llama-bench-${commit}-noamx`);
   const marker = join(cacheDir, `llama-bench-${commit}`, 'amx-faults');
@@ -102,7 +110,7 @@ export function ensureLlamaBench(model: string, cacheDir = DEFAULT_MODEL_DIR): s
 
 /** llama-bench built for AVX2/FMA/F16C only (no AVX-512, no AMX), built first if missing. */
 export function ensureLlamaBenchAvx2(model: string, cacheDir = DEFAULT_MODEL_DIR): string {
-  if (!existsSync(BUNDLE)) throw new Error(`no llama.cpp source bundle at ${BUNDLE}: run the bench with --vs llama.cpp once to install node-llama-cpp`);
+  installLlamaPeer();
   const commit = sh('git', ['bundle', 'list-heads', BUNDLE]).trim().split(/\s+/)[0]!.slice(0, 8);
   const binary = build(join(cacheDir, `llama-bench-${commit}-avx2`), null, AVX2_ONLY);
   const smoke = smokeTest(binary, model);
