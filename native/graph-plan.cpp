@@ -236,28 +236,14 @@ std::vector<size_t> assignBuffers(std::vector<PlanTensor>& tensors, const std::v
   return sizes;
 }
 
-size_t checkStep(const std::vector<PlanTensor>& tensors, const std::vector<PlanNode>& nodes, int output,
-                 const PlanOptions& options, const int32_t* tokens, const int32_t* positions, int64_t nTokens,
-                 int slot, bool allOutputs, size_t outLength) {
-  if (nTokens < 1 || nTokens > options.maxBatch)
+BatchRows oneSlotRows(const PlanOptions& options, const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot,
+                      bool allOutputs, std::vector<int32_t>& slots, std::vector<int32_t>& outputs) {
+  if (nTokens < 1 || nTokens > options.maxBatch || (size_t)nTokens > slots.size() || (size_t)nTokens > outputs.size())
     throw PlanError("a forward step takes 1 to " + std::to_string(options.maxBatch) + " tokens, got " + std::to_string(nTokens));
-  if (slot < 0 || slot >= options.slots) throw PlanError("slot " + std::to_string(slot) + " does not exist");
-  for (int64_t i = 0; i < nTokens; i++) {
-    if (positions[i] < 0 || positions[i] >= options.contextSize)
-      throw PlanError("position " + std::to_string(positions[i]) + " is outside the context of " + std::to_string(options.contextSize));
-  }
-  for (const PlanNode& node : nodes) {
-    if (node.op != OpCode::GetRows) continue;
-    const int64_t vocab = tensors[node.inputs[0]].rows;
-    for (int64_t i = 0; i < nTokens; i++)
-      if (tokens[i] < 0 || tokens[i] >= vocab)
-        throw PlanError("token id " + std::to_string(tokens[i]) + " is outside the vocabulary of " + std::to_string(vocab));
-  }
+  std::fill(slots.begin(), slots.begin() + nTokens, slot);
   const int64_t nOutputs = allOutputs ? nTokens : 1;
-  const PlanTensor& result = tensors[output];
-  const size_t resultSize = (size_t)rowsOf(result, nTokens, nOutputs) * (size_t)result.cols;
-  if (outLength < resultSize) throw PlanError("the output buffer holds " + std::to_string(outLength) + " values; " + std::to_string(resultSize) + " are needed");
-  return resultSize;
+  for (int64_t j = 0; j < nOutputs; j++) outputs[j] = (int32_t)(allOutputs ? j : nTokens - 1);
+  return BatchRows{tokens, positions, slots.data(), nTokens, outputs.data(), nOutputs};
 }
 
 size_t checkBatchStep(const std::vector<PlanTensor>& tensors, const std::vector<PlanNode>& nodes, int output,

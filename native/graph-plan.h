@@ -83,11 +83,6 @@ inline int64_t rowsOf(const PlanTensor& t, int64_t nTokens, int64_t nOutputs) {
   return t.rows == kRowsPerToken ? nTokens : nOutputs;
 }
 
-// Checks one forward step's arguments before any work is done; returns the number of floats the
-// step writes to `out`. Throws PlanError.
-size_t checkStep(const std::vector<PlanTensor>& tensors, const std::vector<PlanNode>& nodes, int output,
-                 const PlanOptions& options, const int32_t* tokens, const int32_t* positions, int64_t nTokens,
-                 int slot, bool allOutputs, size_t outLength);
 
 // One batched step's rows: the token, position and slot of each, and the rows whose outputs are
 // wanted (ascending). The rows of one slot are contiguous in the step.
@@ -111,6 +106,12 @@ struct SlotSegment {
 // first); returns the number of floats the step writes to `out`. Throws PlanError.
 size_t checkBatchStep(const std::vector<PlanTensor>& tensors, const std::vector<PlanNode>& nodes, int output,
                       const PlanOptions& options, const BatchRows& step, size_t outLength, std::vector<SlotSegment>& segments);
+
+// forward()'s step as a batch: every row in `slot`, the last row's output (or every row's). Fills
+// `slots` and `outputs` (maxBatch long) and returns rows pointing into them; throws PlanError when
+// nTokens does not fit them (checkBatchStep checks the rest).
+BatchRows oneSlotRows(const PlanOptions& options, const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot,
+                      bool allOutputs, std::vector<int32_t>& slots, std::vector<int32_t>& outputs);
 
 // Checks copySlot's arguments; throws PlanError.
 void checkCopySlot(const PlanOptions& options, int from, int to, int64_t n);

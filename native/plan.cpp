@@ -130,11 +130,7 @@ KvView Plan::kvView(int slot, int layer) {
 
 void Plan::forward(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot, bool allOutputs,
                    float* out, size_t outLength) {
-  checkStep(tensors_, nodes_, output_, options_, tokens, positions, nTokens, slot, allOutputs, outLength);
-  std::fill(stepSlots_.begin(), stepSlots_.begin() + nTokens, slot);
-  const int64_t nOutputs = allOutputs ? nTokens : 1;
-  for (int64_t j = 0; j < nOutputs; j++) stepOutputs_[j] = (int32_t)(allOutputs ? j : nTokens - 1);
-  forwardBatch(BatchRows{tokens, positions, stepSlots_.data(), nTokens, stepOutputs_.data(), nOutputs}, out, outLength);
+  forwardBatch(oneSlotRows(options_, tokens, positions, nTokens, slot, allOutputs, stepSlots_, stepOutputs_), out, outLength);
 }
 
 void Plan::forwardBatch(const BatchRows& step, float* out, size_t outLength) {

@@ -332,12 +332,7 @@ size_t CudaPlan::stage(const BatchRows& step, size_t outLength) {
 }
 
 BatchRows CudaPlan::oneSlot(const int32_t* tokens, const int32_t* positions, int64_t nTokens, int slot, bool allOutputs) {
-  if (nTokens < 1 || nTokens > options_.plan.maxBatch)
-    throw PlanError("a forward step takes 1 to " + std::to_string(options_.plan.maxBatch) + " tokens, got " + std::to_string(nTokens));
-  std::fill(oneSlots_.begin(), oneSlots_.begin() + nTokens, slot);
-  const int64_t nOutputs = allOutputs ? nTokens : 1;
-  for (int64_t j = 0; j < nOutputs; j++) oneOutputs_[j] = (int32_t)(allOutputs ? j : nTokens - 1);
-  return BatchRows{tokens, positions, oneSlots_.data(), nTokens, oneOutputs_.data(), nOutputs};
+  return oneSlotRows(options_.plan, tokens, positions, nTokens, slot, allOutputs, oneSlots_, oneOutputs_);
 }
 
 CudaPlan::StepKey CudaPlan::keyOf(int64_t nTokens, bool argmaxOnly) const {

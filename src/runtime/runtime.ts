@@ -178,18 +178,17 @@ export class Runtime {
     const tokenizer = tokenizerFromGguf(file);
     const threads = options.threads ?? native().cpuFeatures().physicalCores ?? availableParallelism();
     const contextSize = options.contextSize ?? Math.min(hparams.contextLength, DEFAULT_MAX_CONTEXT);
-    const kvCacheTypeOption = options.kvCacheType ?? 'f32';
-    const slots = options.slots === 'auto' ? autoSlots(hparams, Math.min(options.contextSize ?? Math.min(hparams.contextLength, DEFAULT_MAX_CONTEXT), 1 << 22), kvCacheTypeOption) : options.slots ?? 1;
+    const kvCacheType = options.kvCacheType ?? 'f32';
+    checkInt('contextSize', contextSize, 1, 1 << 22);
+    if (kvCacheType !== 'f32' && kvCacheType !== 'f16') throw new InvalidArgumentError(`kvCacheType must be 'f32' or 'f16'`, 'kvCacheType');
+    const slots = options.slots === 'auto' ? autoSlots(hparams, contextSize, kvCacheType) : options.slots ?? 1;
     const maxBatch = options.maxBatch ?? 512;
     const maxQueue = options.maxQueue ?? Infinity;
-    const kvCacheType = kvCacheTypeOption;
-    checkInt('contextSize', contextSize, 1, 1 << 22);
     checkInt('slots', slots, 1, 256);
     checkInt('maxBatch', maxBatch, 1, 65536);
     if (maxBatch < slots) throw new InvalidArgumentError(`maxBatch (${maxBatch}) must be at least slots (${slots}): a step holds every running sequence's token`, 'maxBatch');
     if (maxQueue !== Infinity) checkInt('maxQueue', maxQueue, 0, 1 << 20);
     checkInt('threads', threads, 1, 512);
-    if (kvCacheType !== 'f32' && kvCacheType !== 'f16') throw new InvalidArgumentError(`kvCacheType must be 'f32' or 'f16'`, 'kvCacheType');
 
     const graph = buildDecoderGraph(hparams, new ModelWeights(file, buffer, hparams.architecture));
     await prefault(buffer, file.dataOffset, (f) => progress(f * 0.9));
