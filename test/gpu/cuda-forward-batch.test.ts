@@ -14,7 +14,7 @@ import { buildDecoderGraph } from '../../src/model/decoder-graph.js';
 import { readHParams } from '../../src/model/hparams.js';
 import { ModelWeights } from '../../src/model/weights.js';
 import { MODELS } from '../helpers/paths.js';
-import { malformedStepsRefused, mixedStepMatchesSolo, SCENARIO_SLOTS } from '../model/forward-batch-scenario.js';
+import { malformedStepsRefused, mixedStepMatchesSolo, SCENARIO_SLOTS, withGraphs } from '../model/forward-batch-scenario.js';
 import { cudaSkipReason, cudaTitle } from './cuda-device.js';
 
 const CONTEXT = 96;
@@ -31,20 +31,13 @@ const cases = [['stories260K', 'f32'], ['tiny-llama-q4_0', 'f16'], ['tiny-qwen3-
 
 describe.skipIf(cudaSkipReason)(cudaTitle('CUDA forwardBatch'), () => {
   it.each(cases)('%s, %s KV cache: four decoding slots at different depths and a prefill chunk give each slot its solo outputs', async (model, kv) => {
-    const batched = await compile(model, kv);
-    const solo = await compile(model, kv);
-    try {
+    await withGraphs(2, () => compile(model, kv), async (batched, solo) => {
       await mixedStepMatchesSolo(batched.graph, solo.graph, batched.vocab, TOLERANCE);
-    } finally {
-      batched.graph.dispose();
-      solo.graph.dispose();
-    }
+    });
   });
 
   it.each(cases)('%s, %s KV cache: decode rows of four slots at different depths (one kernel choice) give their solo outputs bit for bit', async (model, kv) => {
-    const batched = await compile(model, kv);
-    const solo = await compile(model, kv);
-    try {
+    await withGraphs(2, () => compile(model, kv), async (batched, solo) => {
       const w = batched.graph.outputWidth;
       const depths = [5, 2, 9, 4];
       const ints = (a: number[]) => Int32Array.from(a);
@@ -63,18 +56,12 @@ describe.skipIf(cudaSkipReason)(cudaTitle('CUDA forwardBatch'), () => {
         await solo.graph.forward(ints([tokens[j]!]), ints([depths[s]!]), s, false, row);
         expect(out.subarray(j * w, (j + 1) * w), `slot ${s}`).toEqual(row);
       }
-    } finally {
-      batched.graph.dispose();
-      solo.graph.dispose();
-    }
+    });
   });
 
   it('refuses a malformed step before any work, and the graph stays usable', async () => {
-    const { graph, vocab } = await compile('stories260K', 'f32');
-    try {
+    await withGraphs(1, () => compile('stories260K', 'f32'), async ({ graph, vocab }) => {
       await malformedStepsRefused(graph, CONTEXT, vocab);
-    } finally {
-      graph.dispose();
-    }
+    });
   });
 });

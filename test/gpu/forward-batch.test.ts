@@ -10,7 +10,7 @@ import { buildDecoderGraph } from '../../src/model/decoder-graph.js';
 import { readHParams } from '../../src/model/hparams.js';
 import { ModelWeights } from '../../src/model/weights.js';
 import { MODELS } from '../helpers/paths.js';
-import { malformedStepsRefused, mixedStepMatchesSolo, SCENARIO_SLOTS } from '../model/forward-batch-scenario.js';
+import { malformedStepsRefused, mixedStepMatchesSolo, SCENARIO_SLOTS, withGraphs } from '../model/forward-batch-scenario.js';
 import { featureConfigs, skipReason, title } from './gpu-adapter.js';
 
 const CONTEXT = 96;
@@ -26,33 +26,20 @@ const cases = [['stories260K', 'f32'], ['stories260K', 'f16'], ['tiny-llama-q4_0
 
 describe.skipIf(skipReason)(title('WebGPU forwardBatch'), () => {
   it.each(cases)('%s, %s KV cache: four decoding slots at different depths and a prefill chunk give each slot its solo outputs', async (model, kv) => {
-    const batched = await compile(model, kv);
-    const solo = await compile(model, kv);
-    try {
+    await withGraphs(2, () => compile(model, kv), async (batched, solo) => {
       await mixedStepMatchesSolo(batched.graph, solo.graph, batched.vocab);
-    } finally {
-      batched.graph.dispose();
-      solo.graph.dispose();
-    }
+    });
   });
 
   it.each(featureConfigs.slice(1))('$name: the scenario on stories260K', async ({ options }) => {
-    const batched = await compile('stories260K', 'f32', options);
-    const solo = await compile('stories260K', 'f32', options);
-    try {
+    await withGraphs(2, () => compile('stories260K', 'f32', options), async (batched, solo) => {
       await mixedStepMatchesSolo(batched.graph, solo.graph, batched.vocab);
-    } finally {
-      batched.graph.dispose();
-      solo.graph.dispose();
-    }
+    });
   });
 
   it('refuses a malformed step before any work, and the graph stays usable', async () => {
-    const { graph, vocab } = await compile('stories260K', 'f32');
-    try {
+    await withGraphs(1, () => compile('stories260K', 'f32'), async ({ graph, vocab }) => {
       await malformedStepsRefused(graph, CONTEXT, vocab);
-    } finally {
-      graph.dispose();
-    }
+    });
   });
 });

@@ -18,6 +18,23 @@ const ints = (a: number[]) => Int32Array.from(a);
  * the expected row's largest magnitude (for a backend whose kernel choice depends on the step's
  * row count: see its test for why).
  */
+/** A backend's compiled graph of a shared model, with the model's vocabulary size. */
+export interface CompiledModel {
+  graph: CompiledGraph;
+  vocab: number;
+}
+
+/** Compiles `count` graphs, hands them to `use`, and disposes of them whatever happens. */
+export async function withGraphs(count: number, compile: () => Promise<CompiledModel>, use: (...models: CompiledModel[]) => Promise<void>): Promise<void> {
+  const models: CompiledModel[] = [];
+  try {
+    for (let i = 0; i < count; i++) models.push(await compile());
+    await use(...models);
+  } finally {
+    for (const m of models) m.graph.dispose();
+  }
+}
+
 export async function mixedStepMatchesSolo(batched: CompiledGraph, solo: CompiledGraph, vocab: number, tolerance = 0): Promise<void> {
   const w = batched.outputWidth;
   const expectRow = (actual: Float32Array, expected: Float32Array, what: string) => {

@@ -12,7 +12,7 @@ import { readHParams } from '../../src/model/hparams.js';
 import { ModelWeights } from '../../src/model/weights.js';
 import { native } from '../../src/native/binding.js';
 import { MODELS } from '../helpers/paths.js';
-import { malformedStepsRefused, mixedStepMatchesSolo, SCENARIO_SLOTS } from './forward-batch-scenario.js';
+import { malformedStepsRefused, mixedStepMatchesSolo, SCENARIO_SLOTS, withGraphs } from './forward-batch-scenario.js';
 
 const CONTEXT = 96;
 
@@ -29,25 +29,17 @@ const cases = [
 
 describe.each(cases)('forwardBatch on %s, %s KV cache', (model, kv) => {
   it('four decoding slots at different depths and a prefill chunk give each slot its solo outputs', async () => {
-    const batched = await compile(model, kv);
-    const solo = await compile(model, kv);
-    try {
+    await withGraphs(2, () => compile(model, kv), async (batched, solo) => {
       await mixedStepMatchesSolo(batched.graph, solo.graph, batched.vocab);
-    } finally {
-      batched.graph.dispose();
-      solo.graph.dispose();
-    }
+    });
   });
 });
 
 describe('forwardBatch refuses a malformed step', () => {
   it('before any work, and the graph stays usable', async () => {
-    const { graph, vocab } = await compile('stories260K', 'f32');
-    try {
+    await withGraphs(1, () => compile('stories260K', 'f32'), async ({ graph, vocab }) => {
       await malformedStepsRefused(graph, CONTEXT, vocab);
-    } finally {
-      graph.dispose();
-    }
+    });
   });
 });
 
