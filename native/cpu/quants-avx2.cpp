@@ -290,9 +290,8 @@ void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y) {
 
 namespace {
 
-// Q4_K, Q5_K and Q6_K tiles: one row x 4 tokens (2 rows x 4 measured the same for Q4_K: its
-// accumulators no longer fit the 16 registers), one token at a time over the edge; decode takes
-// 4 rows at a time.
+// Q4_K, Q5_K and Q6_K tiles for decode (4 rows at a time) and for the few tokens that
+// mat-mul-k-avx2.cpp's prepared tiles leave over: one row x 4 tokens, then one token at a time.
 template <template <int, int> class Tile>
 void rowTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
               size_t yStride) {
@@ -329,8 +328,8 @@ struct Q6KTile {
 
 }  // namespace
 
-void vecDotManyQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
-                         const void* y, size_t yStride) {
+void vecDotFewQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                        const void* y, size_t yStride) {
   rowTiles<Q4KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
@@ -338,8 +337,8 @@ void vecDotQ5_K_avx2(int64_t n, float* s, const void* x, const void* y) {
   *s = dotScaleMinK<BlockQ5_K, true>(n, static_cast<const BlockQ5_K*>(x), static_cast<const BlockQ8_K*>(y));
 }
 
-void vecDotManyQ5_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
-                         const void* y, size_t yStride) {
+void vecDotFewQ5_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                        const void* y, size_t yStride) {
   rowTiles<Q5KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
@@ -347,8 +346,8 @@ void vecDotQ6_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
   q6KTile<1, 1>(n, s, 0, static_cast<const char*>(vx), 0, static_cast<const char*>(vy), 0);
 }
 
-void vecDotManyQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
-                         const void* y, size_t yStride) {
+void vecDotFewQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                        const void* y, size_t yStride) {
   rowTiles<Q6KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 

@@ -72,14 +72,21 @@ void vecDotManyBF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ld
                          const void* y, size_t yStride);
 void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride);
-// quants-avx2.cpp: Q4_K, Q5_K and Q6_K tiles with the bits of vecDotQ4_K_avx2 / vecDotQ5_K_avx2 /
-// vecDotQ6_K_avx2.
+// mat-mul-k-avx2.cpp: Q4_K, Q5_K and Q6_K tiles with the bits of vecDotQ4_K_avx2 /
+// vecDotQ5_K_avx2 / vecDotQ6_K_avx2, prepared tiles of tokens; the tokens left over and decode
+// through the row tiles of quants-avx2.cpp (vecDotFew*, the same bits).
 void vecDotManyQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride);
 void vecDotManyQ5_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride);
 void vecDotManyQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride);
+void vecDotFewQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                        const void* y, size_t yStride);
+void vecDotFewQ5_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                        const void* y, size_t yStride);
+void vecDotFewQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                        const void* y, size_t yStride);
 // mat-mul-avx512.cpp (AVX-512 F/BW/VL + VNNI): Q8_0 with the bits above, F16 with 16-lane sums.
 void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride);

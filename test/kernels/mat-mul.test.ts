@@ -141,6 +141,21 @@ describe('mulMat: best kernels against generic', () => {
     }
   });
 
+  it('K-quant prefill tiles of the AVX2 tier: the generic definitions, and each token as it gets alone', () => {
+    // 5 blocks per row and 23 tokens: two tiles of 8 prepared tokens, one of 4, and 3 tokens left to
+    // the row tiles; a token alone is decode (4 rows at a time, then single rows).
+    for (const type of [GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K]) {
+      const name = GGML_TYPES[type].name;
+      const p = problem(type, 23, 280, 5 * 256);
+      const all = run(p, 'avx2', 2);
+      expect(maxRelError(all, run(p, 'generic', 1)), name).toBeLessThanOrEqual(TOLERANCES.mulMatBestVsGeneric);
+      for (let t = 0; t < p.nTokens; t++) {
+        const one = { ...p, x: p.x.subarray(t * p.cols, (t + 1) * p.cols), nTokens: 1 };
+        expect(run(one, 'avx2', 1), `${name} token ${t}`).toEqual(all.subarray(t * ROWS, (t + 1) * ROWS));
+      }
+    }
+  });
+
   it('single rows and more threads than rows', () => {
     for (const type of [GgmlType.Q4_0, GgmlType.Q6_K]) {
       const cols = colsFor(type);

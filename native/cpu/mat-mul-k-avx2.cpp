@@ -1,0 +1,266 @@
+// AVX2 prefill tiles of Q4_K, Q5_K and Q6_K matrix products, with the bits of their row dots
+// (vecDotQ4_K_avx2, vecDotQ5_K_avx2, vecDotQ6_K_avx2): the 256-bit counterpart of
+// mat-mul-k-avx512.cpp. What a tile needs of T tokens (their scales, the sums behind the mins term,
+// Q6_K's offset products) is prepared once per chunk of rows, and tokens are walked outer so that
+// they stay in L1 while the chunk's rows come from L2. Every (row, token) gets the row dot's int32
+// lanes (maddubs, then madd by the sub-block's scale: exact integers in any order) and its FMAs in
+// block order. Fewer tokens than a tile (decode) go to the row tiles of quants-avx2.cpp.
+// Compiled with -mavx2 -mfma -mf16c.
+#include <immintrin.h>
+
+#include <vector>
+
+#include "quants.h"
+#include "simd-avx2.h"
+#include "type-traits.h"
+
+namespace kiln {
+
+using namespace simd;
+
+namespace {
+
+// Token data of one block for T tokens (T even): each token's values and d (broadcast), and per
+// pair of tokens (token 2p in the low 128 bits) the 8 sums of 32 values as int16 and -d in the 4
+// float lanes of the same half, for the mins term of Q4_K and Q5_K.
+template <int T>
+struct PreparedScaleMin {
+  const int8_t* qs[T];
+  __m256 dy[T];
+  __m256i sums[T / 2];
+  __m256 negDy[T / 2];
+};
+
+// Q6_K: each token's values and d, and maddubs(32, y) of every 32 values c of the block (the int16
+// pair sums that vecDotQ6_K_avx2 takes off for the offset of 32), computed once for all rows.
+template <int T>
+struct PreparedQ6K {
+  const int8_t* qs[T];
+  __m256 dy[T];
+  __m256i offsets[QK_K / 32][T];
+};
+
+inline const BlockQ8_K* blockOf(const char* y, size_t yStride, int t, int64_t b) {
+  return reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
+}
+
+// The 8 sums of 32 values of a Q8_K block, as minsTerm and minsSum take them.
+inline __m128i sumsOf32(const BlockQ8_K& y) {
+  const __m256i bsums = load32(y.bsums);
+  return _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+}
+
+template <int T>
+void prepareScaleMin(const char* y, size_t yStride, int64_t nb, PreparedScaleMin<T>* out) {
+  const __m256 signBit = _mm256_set1_ps(-0.0f);
+  for (int64_t b = 0; b < nb; b++) {
+    for (int t = 0; t < T; t++) {
+      out[b].qs[t] = blockOf(y, yStride, t, b)->qs;
+      out[b].dy[t] = _mm256_set1_ps(blockOf(y, yStride, t, b)->d);
+    }
+    for (int p = 0; p < T / 2; p++) {
+      const BlockQ8_K& a = *blockOf(y, yStride, 2 * p, b);
+      const BlockQ8_K& c = *blockOf(y, yStride, 2 * p + 1, b);
+      out[b].sums[p] = _mm256_set_m128i(sumsOf32(c), sumsOf32(a));
+      out[b].negDy[p] = _mm256_xor_ps(_mm256_set_m128(_mm_set1_ps(c.d), _mm_set1_ps(a.d)), signBit);
+    }
+  }
+}
+
+template <int T>
+void prepareQ6K(const char* y, size_t yStride, int64_t nb, PreparedQ6K<T>* out) {
+  const __m256i offset = _mm256_set1_epi8(32);
+  for (int64_t b = 0; b < nb; b++)
+    for (int t = 0; t < T; t++) {
+      const BlockQ8_K& yb = *blockOf(y, yStride, t, b);
+      out[b].qs[t] = yb.qs;
+      out[b].dy[t] = _mm256_set1_ps(yb.d);
+      for (int c = 0; c < QK_K / 32; c++) out[b].offsets[c][t] = _mm256_maddubs_epi16(offset, load32(yb.qs + 32 * c));
+    }
+}
+
+// Pins an accumulator to a register at this point: without it GCC reassociates a block's integer
+// sums into a tree that keeps every product on the stack until the end (3x slower).
+inline void keep(__m256i& v) { __asm__("" : "+x"(v)); }
+
+// Each 4-lane group's sum in all its lanes (exact: integers).
+inline __m256i quadTotals(__m256i v) {
+  v = _mm256_add_epi32(v, _mm256_shuffle_epi32(v, 0x4e));
+  return _mm256_add_epi32(v, _mm256_shuffle_epi32(v, 0xb1));
+}
+
+// One row x T tokens of Q4_K or Q5_K x Q8_K, each entry as dotScaleMinK<Block, kFifthBit> gives
+// it. Per block: the scales and mins as int16 and the mins term for two tokens per vector (for Q4_K
+// the 4-lane accumulators of minsTerm; for Q5_K the block's exact integer sum in every lane of a
+// token's half and one FMA, as the row dot's scalar one). Per group of 64 values: the low and high
+// nibbles (sub-blocks 2g and 2g + 1, Q5_K's fifth bits added), then for each token the row dot's
+// two maddubs and madds.
+template <typename Block, bool kFifthBit>
+struct ScaleMinK {
+  template <int T>
+  static void tile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedScaleMin<T>* tb) {
+    constexpr int P = T / 2;
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
+    __m256 acc[T], accMins[P];
+    for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+    for (int p = 0; p < P; p++) accMins[p] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+      const PreparedScaleMin<T>& yb = tb[b];
+      const Block& xb = reinterpret_cast<const Block*>(x)[b];
+      alignas(32) uint16_t sm[16];  // the scales, then the mins
+      const __m128i both = scalesMinsK4(xb.scales);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(sm), _mm256_cvtepu8_epi16(both));
+      const __m256i mins = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_srli_si128(both, 8)));
+      const __m256 dmin = _mm256_set1_ps(fp16(xb.dmin));
+      for (int p = 0; p < P; p++) {
+        const __m256i m = _mm256_madd_epi16(mins, yb.sums[p]);
+        accMins[p] = _mm256_fmadd_ps(_mm256_mul_ps(dmin, yb.negDy[p]), _mm256_cvtepi32_ps(kFifthBit ? quadTotals(m) : m), accMins[p]);
+      }
+      __m256i sumi[T];
+      for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int g = 0; g < QK_K / 64; g++) {
+        const __m256i bits = load32(xb.qs + 32 * g);
+        __m256i vLo = _mm256_and_si256(bits, low4);
+        __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+        if constexpr (kFifthBit) {
+          const __m256i qh = load32(xb.qh);
+          vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
+          vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
+        }
+        const __m256i scLo = _mm256_set1_epi16((short)sm[2 * g]), scHi = _mm256_set1_epi16((short)sm[2 * g + 1]);
+        for (int t = 0; t < T; t++) {
+          const int8_t* q8 = yb.qs[t] + 64 * g;
+          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(vLo, load32(q8)), scLo));
+          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(vHi, load32(q8 + 32)), scHi));
+          keep(sumi[t]);
+        }
+      }
+      const __m256 dx = _mm256_set1_ps(fp16(xb.d));
+      for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dx, yb.dy[t]), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+    }
+    for (int t = 0; t < T; t++) {
+      const __m128 m = t % 2 ? _mm256_extractf128_ps(accMins[t / 2], 1) : _mm256_castps256_ps128(accMins[t / 2]);
+      s[t * ldS] = hsum(acc[t]) + (kFifthBit ? _mm_cvtss_f32(m) : hsum(m));
+    }
+  }
+};
+
+// One row x T tokens of Q6_K x Q8_K, each entry as vecDotQ6_K_avx2 gives it: per 32 values (group k
+// of half h, sub-blocks j and j + 1 in its two 128-bit lanes), the 6-bit values and the two scales;
+// then for each token the pair sums less the prepared offset products, and one madd.
+template <int T>
+void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K<T>* tb) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(3);
+  // From 32 bits holding scales j and j + 1 (int16), j in the low 128-bit lane and j + 1 in the high.
+  const __m256i spread = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+  __m256 acc[T];
+  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    const PreparedQ6K<T>& yb = tb[b];
+    const BlockQ6_K& xb = reinterpret_cast<const BlockQ6_K*>(x)[b];
+    alignas(32) int16_t sc[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sc), _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.scales))));
+    __m256i sumi[T];
+    for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) {
+      const __m256i qh = load32(xb.qh + 32 * h);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; k++) {
+        const __m256i ql = load32(xb.ql + 64 * h + 32 * (k % 2));
+        const __m256i lowBits = k < 2 ? ql : _mm256_srli_epi16(ql, 4);
+        const __m256i highBits = k == 0 ? qh : _mm256_srli_epi16(qh, 2 * k);
+        const __m256i v = _mm256_or_si256(_mm256_and_si256(lowBits, low4), _mm256_slli_epi16(_mm256_and_si256(highBits, low2), 4));
+        int32_t pair;
+        __builtin_memcpy(&pair, &sc[8 * h + 2 * k], sizeof pair);
+        const __m256i scales = _mm256_shuffle_epi8(_mm256_set1_epi32(pair), spread);
+        for (int t = 0; t < T; t++) {
+          const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(v, load32(yb.qs[t] + 128 * h + 32 * k)), yb.offsets[4 * h + k][t]);
+          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(pairs, scales));
+          keep(sumi[t]);
+        }
+      }
+    }
+    const __m256 dx = _mm256_set1_ps(fp16(xb.d));
+    for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dx, yb.dy[t]), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+  }
+  for (int t = 0; t < T; t++) s[t * ldS] = hsum(acc[t]);
+}
+
+// The three types as the walk takes them: the prepared token data, how to prepare it, the tile.
+template <typename Block, bool kFifthBit>
+struct ScaleMinKind {
+  template <int T>
+  using Prepared = PreparedScaleMin<T>;
+  template <int T>
+  static void prepare(const char* y, size_t yStride, int64_t nb, Prepared<T>* out) {
+    prepareScaleMin<T>(y, yStride, nb, out);
+  }
+  template <int T>
+  static void tile(int64_t nb, float* s, int64_t ldS, const char* x, const Prepared<T>* tb) {
+    ScaleMinK<Block, kFifthBit>::template tile<T>(nb, s, ldS, x, tb);
+  }
+};
+using Q4KKind = ScaleMinKind<BlockQ4_K, false>;
+using Q5KKind = ScaleMinKind<BlockQ5_K, true>;
+
+struct Q6KKind {
+  template <int T>
+  using Prepared = PreparedQ6K<T>;
+  template <int T>
+  static void prepare(const char* y, size_t yStride, int64_t nb, Prepared<T>* out) {
+    prepareQ6K<T>(y, yStride, nb, out);
+  }
+  template <int T>
+  static void tile(int64_t nb, float* s, int64_t ldS, const char* x, const Prepared<T>* tb) {
+    q6KTile<T>(nb, s, ldS, x, tb);
+  }
+};
+
+// Tokens [t0, t1) in steps of T: each step is prepared once, then meets the chunk's rows one by one.
+template <typename Kind, int T>
+void walk(int64_t nb, int64_t nr, int64_t t0, int64_t t1, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
+          size_t yStride) {
+  thread_local std::vector<typename Kind::template Prepared<T>> prepared;
+  if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
+  for (int64_t t = t0; t < t1; t += T) {
+    Kind::template prepare<T>(y + t * yStride, yStride, nb, prepared.data());
+    for (int64_t r = 0; r < nr; r++) Kind::template tile<T>(nb, s + t * ldS + r, ldS, x + r * xStride, prepared.data());
+  }
+}
+
+// Tiles of 8 tokens, then one of 4 where 4-7 are left, then the rest (1-3 tokens, or decode)
+// through `few`, the row tiles with the same bits. One row x 8 tokens, one thread of 512x2048 ->
+// 5632 (GFLOP per CPU second, Q4_K / Q5_K / Q6_K): 1x8 119 / 104 / 96, 1x10 122 / 107 / 93,
+// 1x12 122 / 111 / 87, 2x4 105 / 85 / 80, 2x8 109 / 98 / 85, 3x4 101 / 90 / 82; the row tiles alone
+// 72 / 64 / 50.
+template <typename Kind>
+void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
+          size_t yStride, VecDotManyFn few) {
+  const char* x = static_cast<const char*>(vx);
+  const char* y = static_cast<const char*>(vy);
+  const int64_t nb = n / QK_K, eights = nt / 8 * 8, fours = nt / 4 * 4;
+  walk<Kind, 8>(nb, nr, 0, eights, s, ldS, x, xStride, y, yStride);
+  walk<Kind, 4>(nb, nr, eights, fours, s, ldS, x, xStride, y, yStride);
+  if (fours < nt) few(n, nr, nt - fours, s + fours * ldS, ldS, vx, xStride, y + fours * yStride, yStride);
+}
+
+}  // namespace
+
+void vecDotManyQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                         const void* y, size_t yStride) {
+  many<Q4KKind>(n, nr, nt, s, ldS, x, xStride, y, yStride, vecDotFewQ4_K_avx2);
+}
+
+void vecDotManyQ5_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                         const void* y, size_t yStride) {
+  many<Q5KKind>(n, nr, nt, s, ldS, x, xStride, y, yStride, vecDotFewQ5_K_avx2);
+}
+
+void vecDotManyQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                         const void* y, size_t yStride) {
+  many<Q6KKind>(n, nr, nt, s, ldS, x, xStride, y, yStride, vecDotFewQ6_K_avx2);
+}
+
+}  // namespace kiln
