@@ -1,10 +1,11 @@
 // AVX2 prefill tiles of Q4_K, Q5_K and Q6_K matrix products, with the bits of their row dots
 // (vecDotQ4_K_avx2, vecDotQ5_K_avx2, vecDotQ6_K_avx2): the 256-bit counterpart of
-// mat-mul-k-avx512.cpp. What a tile needs of T tokens (their scales, the sums behind the mins term,
-// Q6_K's offset products) is prepared once per chunk of rows, and tokens are walked outer so that
-// they stay in L1 while the chunk's rows come from L2. Every (row, token) gets the row dot's int32
-// lanes (maddubs, then madd by the sub-block's scale: exact integers in any order) and its FMAs in
-// block order. Fewer tokens than a tile (decode) go to the row tiles of quants-avx2.cpp.
+// mat-mul-k-avx512.cpp. What a tile needs of T tokens (their values paired for the tiles, scales,
+// the sums behind the mins term, Q6_K's offset products) is prepared once per chunk of rows, and
+// tokens are walked outer so that they stay in L1 while the chunk's rows come from L2. Every
+// (row, token) gets the row dot's int32 lanes (exact integers, in any order: here one madd takes
+// two sub-blocks' sums with their two scales) and its FMAs in block order. Fewer tokens than a
+// tile (decode) go to the row tiles of quants-avx2.cpp.
 // Compiled with -mavx2 -mfma -mf16c.
 #include <immintrin.h>
 
@@ -20,28 +21,46 @@ using namespace simd;
 
 namespace {
 
-// Token data of one block for T tokens (T even): each token's values and d (broadcast), and per
-// pair of tokens (token 2p in the low 128 bits) the 8 sums of 32 values as int16 and -d in the 4
-// float lanes of the same half, for the mins term of Q4_K and Q5_K.
+// What the tiles need of T tokens (T even) in one block. Both pair the values of two 32-value
+// chunks of a group g of 64 (values 64g.. and 64g + 32..; a Q4_K sub-block each, or a Q6_K pair of
+// sub-blocks each) the way the tiles pair the weights': 32-bit lane l of pair[g][0] holds values
+// 4l, 4l + 1 of each chunk and of pair[g][1] values 4l + 2, 4l + 3 (pairWords). Each token's d is
+// broadcast.
+// Q4_K and Q5_K add, per pair of tokens (token 2p in the low 128 bits), the 8 sums of 32 values as
+// int16 and -d in the 4 float lanes of the same half, for the mins term.
 template <int T>
 struct PreparedScaleMin {
-  const int8_t* qs[T];
+  __m256i pair[QK_K / 64][2][T];
   __m256 dy[T];
   __m256i sums[T / 2];
   __m256 negDy[T / 2];
 };
 
-// Q6_K: each token's values and d, and maddubs(32, y) of every 32 values c of the block (the int16
-// pair sums that vecDotQ6_K_avx2 takes off for the offset of 32), computed once for all rows.
+// Q6_K adds 32 times each chunk's sums of 4 values, side by side as the pairs' products are: what
+// vecDotQ6_K_avx2 takes off for the offset of 32, computed once for all rows.
 template <int T>
 struct PreparedQ6K {
-  const int8_t* qs[T];
+  __m256i pair[QK_K / 64][2][T];
   __m256 dy[T];
-  __m256i offsets[QK_K / 32][T];
+  __m256i offsets[QK_K / 64][T];
 };
 
 inline const BlockQ8_K* blockOf(const char* y, size_t yStride, int t, int64_t b) {
   return reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
+}
+
+// 16-bit words of two vectors of bytes, 32-bit lane l of the result holding word 2l of `a` then
+// of `b` (half 0) or word 2l + 1 of each (half 1).
+inline __m256i pairWords(__m256i a, __m256i b, int half) {
+  return half == 0 ? _mm256_blend_epi16(a, _mm256_slli_epi32(b, 16), 0xaa) : _mm256_blend_epi16(_mm256_srli_epi32(a, 16), b, 0xaa);
+}
+
+// A token's values of one block, paired (see PreparedScaleMin) and its d.
+template <typename Prepared>
+void preparePairs(const BlockQ8_K& yb, int t, Prepared* out) {
+  for (int g = 0; g < QK_K / 64; g++)
+    for (int half = 0; half < 2; half++) out->pair[g][half][t] = pairWords(load32(yb.qs + 64 * g), load32(yb.qs + 64 * g + 32), half);
+  out->dy[t] = _mm256_set1_ps(yb.d);
 }
 
 // The 8 sums of 32 values of a Q8_K block, as minsTerm and minsSum take them.
@@ -54,10 +73,7 @@ template <int T>
 void prepareScaleMin(const char* y, size_t yStride, int64_t nb, PreparedScaleMin<T>* out) {
   const __m256 signBit = _mm256_set1_ps(-0.0f);
   for (int64_t b = 0; b < nb; b++) {
-    for (int t = 0; t < T; t++) {
-      out[b].qs[t] = blockOf(y, yStride, t, b)->qs;
-      out[b].dy[t] = _mm256_set1_ps(blockOf(y, yStride, t, b)->d);
-    }
+    for (int t = 0; t < T; t++) preparePairs(*blockOf(y, yStride, t, b), t, &out[b]);
     for (int p = 0; p < T / 2; p++) {
       const BlockQ8_K& a = *blockOf(y, yStride, 2 * p, b);
       const BlockQ8_K& c = *blockOf(y, yStride, 2 * p + 1, b);
@@ -72,10 +88,9 @@ void prepareQ6K(const char* y, size_t yStride, int64_t nb, PreparedQ6K<T>* out) 
   const __m256i offset = _mm256_set1_epi8(32);
   for (int64_t b = 0; b < nb; b++)
     for (int t = 0; t < T; t++) {
-      const BlockQ8_K& yb = *blockOf(y, yStride, t, b);
-      out[b].qs[t] = yb.qs;
-      out[b].dy[t] = _mm256_set1_ps(yb.d);
-      for (int c = 0; c < QK_K / 32; c++) out[b].offsets[c][t] = _mm256_maddubs_epi16(offset, load32(yb.qs + 32 * c));
+      preparePairs(*blockOf(y, yStride, t, b), t, &out[b]);
+      for (int g = 0; g < QK_K / 64; g++)
+        out[b].offsets[g][t] = _mm256_add_epi16(_mm256_maddubs_epi16(offset, out[b].pair[g][0][t]), _mm256_maddubs_epi16(offset, out[b].pair[g][1][t]));
     }
 }
 
@@ -93,8 +108,10 @@ inline __m256i quadTotals(__m256i v) {
 // it. Per block: the scales and mins as int16 and the mins term for two tokens per vector (for Q4_K
 // the 4-lane accumulators of minsTerm; for Q5_K the block's exact integer sum in every lane of a
 // token's half and one FMA, as the row dot's scalar one). Per group of 64 values: the low and high
-// nibbles (sub-blocks 2g and 2g + 1, Q5_K's fifth bits added), then for each token the row dot's
-// two maddubs and madds.
+// nibbles (sub-blocks 2g and 2g + 1, Q5_K's fifth bits added) paired as the prepared tokens are;
+// then per token two maddubs and one add give each sub-block's sums of 4 products side by side
+// (within int16: 4 * 31 * 127), and one madd by both scales gives the int32 lanes of the row dot's
+// two madds (a third fewer multiplies).
 template <typename Block, bool kFifthBit>
 struct ScaleMinK {
   template <int T>
@@ -128,11 +145,13 @@ struct ScaleMinK {
           vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
           vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
         }
-        const __m256i scLo = _mm256_set1_epi16((short)sm[2 * g]), scHi = _mm256_set1_epi16((short)sm[2 * g + 1]);
+        const __m256i x0 = pairWords(vLo, vHi, 0), x1 = pairWords(vLo, vHi, 1);
+        int32_t both;  // the two sub-blocks' scales side by side, as their sums are
+        __builtin_memcpy(&both, &sm[2 * g], sizeof both);
+        const __m256i scales = _mm256_set1_epi32(both);
         for (int t = 0; t < T; t++) {
-          const int8_t* q8 = yb.qs[t] + 64 * g;
-          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(vLo, load32(q8)), scLo));
-          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(vHi, load32(q8 + 32)), scHi));
+          const __m256i sums = _mm256_add_epi16(_mm256_maddubs_epi16(x0, yb.pair[g][0][t]), _mm256_maddubs_epi16(x1, yb.pair[g][1][t]));
+          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(sums, scales));
           keep(sumi[t]);
         }
       }
@@ -146,14 +165,18 @@ struct ScaleMinK {
   }
 };
 
-// One row x T tokens of Q6_K x Q8_K, each entry as vecDotQ6_K_avx2 gives it: per 32 values (group k
-// of half h, sub-blocks j and j + 1 in its two 128-bit lanes), the 6-bit values and the two scales;
-// then for each token the pair sums less the prepared offset products, and one madd.
+// One row x T tokens of Q6_K x Q8_K, each entry as vecDotQ6_K_avx2 gives it. Per group g of 64
+// values (32-value chunks 2g and 2g + 1, whose 128-bit lanes hold sub-blocks 4g, 4g + 1 and
+// 4g + 2, 4g + 3): each chunk's 6-bit values, paired as the prepared tokens are, and the scales as
+// those pairs need them; then per token two maddubs, one add and one subtraction of the offsets'
+// products give each chunk's sums of 4 (value - 32) * y side by side (the pairs within int16: 4 *
+// 63 * 127; the result within 4 * 32 * 127), and one madd the int32 lanes of the row dot's two.
 template <int T>
 void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K<T>* tb) {
   const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(3);
-  // From 32 bits holding scales j and j + 1 (int16), j in the low 128-bit lane and j + 1 in the high.
-  const __m256i spread = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+  // From 64 bits holding the int16 scales of sub-blocks j..j + 3 (j = 4g): lanes 0-3 hold scales
+  // j and j + 2 (each chunk's first sub-block), lanes 4-7 scales j + 1 and j + 3.
+  const __m256i spread = _mm256_setr_epi8(0, 1, 4, 5, 0, 1, 4, 5, 0, 1, 4, 5, 0, 1, 4, 5, 2, 3, 6, 7, 2, 3, 6, 7, 2, 3, 6, 7, 2, 3, 6, 7);
   __m256 acc[T];
   for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
@@ -163,23 +186,28 @@ void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K
     _mm256_store_si256(reinterpret_cast<__m256i*>(sc), _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.scales))));
     __m256i sumi[T];
     for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; h++) {
-      const __m256i qh = load32(xb.qh + 32 * h);
 #pragma GCC unroll 4
-      for (int k = 0; k < 4; k++) {
+    for (int g = 0; g < QK_K / 64; g++) {
+      // Chunk c = 2g + i is group k = c % 4 of half h = c / 4: low bits from ql (the low or high
+      // nibbles), bits 4-5 from qh (bits 2k, 2k + 1).
+      const int h = g / 2;
+      const __m256i qh = load32(xb.qh + 32 * h);
+      __m256i v[2];
+      for (int i = 0; i < 2; i++) {
+        const int k = 2 * (g % 2) + i;
         const __m256i ql = load32(xb.ql + 64 * h + 32 * (k % 2));
         const __m256i lowBits = k < 2 ? ql : _mm256_srli_epi16(ql, 4);
         const __m256i highBits = k == 0 ? qh : _mm256_srli_epi16(qh, 2 * k);
-        const __m256i v = _mm256_or_si256(_mm256_and_si256(lowBits, low4), _mm256_slli_epi16(_mm256_and_si256(highBits, low2), 4));
-        int32_t pair;
-        __builtin_memcpy(&pair, &sc[8 * h + 2 * k], sizeof pair);
-        const __m256i scales = _mm256_shuffle_epi8(_mm256_set1_epi32(pair), spread);
-        for (int t = 0; t < T; t++) {
-          const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(v, load32(yb.qs[t] + 128 * h + 32 * k)), yb.offsets[4 * h + k][t]);
-          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(pairs, scales));
-          keep(sumi[t]);
-        }
+        v[i] = _mm256_or_si256(_mm256_and_si256(lowBits, low4), _mm256_slli_epi16(_mm256_and_si256(highBits, low2), 4));
+      }
+      const __m256i x0 = pairWords(v[0], v[1], 0), x1 = pairWords(v[0], v[1], 1);
+      int64_t four;
+      __builtin_memcpy(&four, &sc[4 * g], sizeof four);
+      const __m256i scales = _mm256_shuffle_epi8(_mm256_set1_epi64x(four), spread);
+      for (int t = 0; t < T; t++) {
+        const __m256i products = _mm256_add_epi16(_mm256_maddubs_epi16(x0, yb.pair[g][0][t]), _mm256_maddubs_epi16(x1, yb.pair[g][1][t]));
+        sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_sub_epi16(products, yb.offsets[g][t]), scales));
+        keep(sumi[t]);
       }
     }
     const __m256 dx = _mm256_set1_ps(fp16(xb.d));
@@ -231,10 +259,10 @@ void walk(int64_t nb, int64_t nr, int64_t t0, int64_t t1, float* s, int64_t ldS,
 }
 
 // Tiles of 8 tokens, then one of 4 where 4-7 are left, then the rest (1-3 tokens, or decode)
-// through `few`, the row tiles with the same bits. One row x 8 tokens, one thread of 512x2048 ->
-// 5632 (GFLOP per CPU second, Q4_K / Q5_K / Q6_K): 1x8 119 / 104 / 96, 1x10 122 / 107 / 93,
-// 1x12 122 / 111 / 87, 2x4 105 / 85 / 80, 2x8 109 / 98 / 85, 3x4 101 / 90 / 82; the row tiles alone
-// 72 / 64 / 50.
+// through `few`, the row tiles with the same bits. One thread of 512x2048 -> 5632, GFLOP per CPU
+// second, Q4_K / Q5_K / Q6_K, tile shapes (rows x tokens) measured with a madd per sub-block:
+// 1x8 119 / 104 / 96, 1x10 122 / 107 / 93, 1x12 122 / 111 / 87, 2x4 105 / 85 / 80, 2x8 109 / 98 / 85,
+// 3x4 101 / 90 / 82; 1x8 with the pairs' one madd 125 / 117 / 109; the row tiles alone 72 / 64 / 50.
 template <typename Kind>
 void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
           size_t yStride, VecDotManyFn few) {
