@@ -1,6 +1,7 @@
 // The integer-dot tiles of Q8_0 and packed Q4_0, written once for the AVX2 and the AVX-512 VNNI
 // files, which differ only in how a block's byte products become exact int32 sums: `Sums` gives
-//   quads(absX, x, y): eight lanes, lane l the sum of x * y over bytes 4l..4l+3 (absX = |x|);
+//   quads(absX, x, y): eight lanes, lane l the sum of x * y over bytes 4l..4l+3 (absX = |x|; only
+//     the AVX2 file's Q8Tile: the AVX-512 file has its own two-token Q8_0 tiles);
 //   rows(lo[4], hi[4], q[8], sum8): per row r of a packed Q4_0 block, sum(nibble * y) - sum8.
 // Everything after the integers (FMAs per block, in block order) is shared, so both files give
 // vecDotQ8_0/Q4_0_generic's bits. Needs AVX2/FMA/F16C (simd-avx2.h); unnamed namespace as in
