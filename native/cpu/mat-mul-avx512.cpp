@@ -101,8 +101,9 @@ inline __m512 broadcastPair(const float* p) {
 }
 
 // R rows against blocks [b0, b1) of the prepared P pairs, accumulating into acc (R x P vectors).
-// Stream: the weights come from memory once (a step of a few tokens), so each row's next
-// kilobyte is asked for ahead, as in decode.
+// Stream: the weights come from memory once (a step of a few tokens), so each block is asked for
+// where the next R rows will need it (a row's own next kilobyte was mostly on its way already;
+// 4 decode rows of TinyLlama Q8_0, tok/s against one row's: 2.6x -> 3.4x).
 template <int R, int P, bool Stream>
 void q8PairTile(int64_t b0, int64_t b1, const char* x, size_t xStride, const Q8TokenBlock<P>* tb, __m512* accIo) {
   const __m512i bias = _mm512_set1_epi8((char)0x80);
@@ -114,7 +115,7 @@ void q8PairTile(int64_t b0, int64_t b1, const char* x, size_t xStride, const Q8T
     const BlockQ8_0* xb[R];
     for (int r = 0; r < R; r++) {
       xb[r] = reinterpret_cast<const BlockQ8_0*>(x + r * xStride) + b;
-      if (Stream) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + kPrefetchBytes, _MM_HINT_T0);
+      if (Stream) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride, _MM_HINT_T0);
     }
     // d of every (row, token) as the AVX2 kernel computes it: the row's scale times the token's.
     const __m256 dy = _mm256_load_ps(tb[b].d);
