@@ -242,7 +242,9 @@ constexpr int kWideRows = 6, kWideTokens = 4;
 // and every vpdpbusd does twice the AVX2 tile's work. Lane by lane the operations are those of
 // q4_0x8Tile<VnniSums> (the same exact integer sum, then one multiply and one FMA per block in
 // block order), so the bits are the AVX2 kernel's. T tokens per tile; 16 rows x T outputs.
-template <int T>
+// Stream: the weights are read once, from memory (decode, or a continuous-batching step of a few
+// tokens), so the next blocks are asked for ahead.
+template <int T, bool Stream>
 void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const BlockQ8_0* y, const Q8BlockSums* sums,
                  float* s, int64_t ldS) {
   const __m512i low4 = _mm512_set1_epi8(0x0f);
@@ -251,7 +253,7 @@ void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const
   for (int64_t b = 0; b < nb; b++) {
     const BlockQ4_0x8& xa = x0[b];
     const BlockQ4_0x8& xb = x1[b];
-    if (T == 1) {
+    if (Stream) {
       _mm_prefetch(reinterpret_cast<const char*>(&xa) + kPackedPrefetchBytes, _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
     }
@@ -281,27 +283,37 @@ void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const
   for (int t = 0; t < T; t++) _mm512_storeu_ps(s + t * ldS, acc[t]);
 }
 
-}  // namespace
-
-// Groups in pairs on 512-bit tiles (4 tokens at a time, then the last 1-3); an odd last group on
-// the shared 256-bit tile. Every path gives the same bits.
-void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
-                       const BlockQ8_0* y, const Q8BlockSums* sums) {
+// Group pairs, 4 tokens at a time, then the last 1-3.
+template <bool Stream>
+void q4_0x16Tiles(int64_t nb, int64_t nGroupPairs, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x, const BlockQ8_0* y,
+                  const Q8BlockSums* sums) {
   constexpr int T = 4;
-  int64_t g = 0;
-  for (; g + 2 <= nGroups; g += 2) {
+  for (int64_t g = 0; g < 2 * nGroupPairs; g += 2) {
     const BlockQ4_0x8* x0 = x + g * nb;
     const BlockQ4_0x8* x1 = x0 + nb;
     float* sg = s + 8 * g;
     int64_t t = 0;
-    for (; t + T <= nt; t += T) q4_0x16Tile<T>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
+    for (; t + T <= nt; t += T) q4_0x16Tile<T, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
     switch (nt - t) {
-      case 3: q4_0x16Tile<3>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 2: q4_0x16Tile<2>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 1: q4_0x16Tile<1>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 3: q4_0x16Tile<3, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 2: q4_0x16Tile<2, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 1: q4_0x16Tile<1, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
       default: break;
     }
   }
+}
+
+}  // namespace
+
+// Groups in pairs on 512-bit tiles; an odd last group on the shared 256-bit tile. Every path gives
+// the same bits. Up to 8 tokens (decode, a continuous-batching step) stream the weights from
+// memory with prefetches (4 decode rows of TinyLlama Q4_0, tok/s against one row's: 2.6x ->
+// 3.2x); prefill's chunk stays in cache for its tokens.
+void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
+                       const BlockQ8_0* y, const Q8BlockSums* sums) {
+  if (nt <= 8) q4_0x16Tiles<true>(nb, nGroups / 2, nt, s, ldS, x, y, sums);
+  else q4_0x16Tiles<false>(nb, nGroups / 2, nt, s, ldS, x, y, sums);
+  const int64_t g = nGroups / 2 * 2;
   if (g < nGroups) gemmQ4_0x8<VnniSums>(nb, nGroups - g, nt, s + 8 * g, ldS, x + g * nb, y, sums);
 }
 
