@@ -95,7 +95,7 @@ void prepareQ6K(const char* y, size_t yStride, int64_t nb, PreparedQ6K<T>* out) 
 }
 
 // Pins an accumulator to a register at this point: without it GCC reassociates a block's integer
-// sums into a tree that keeps every product on the stack until the end (3x slower).
+// sums into a tree that keeps every product on the stack until the block's end.
 inline void keep(__m256i& v) { __asm__("" : "+x"(v)); }
 
 // Each 4-lane group's sum in all its lanes (exact: integers).
