@@ -98,6 +98,9 @@ export function compileDefinition(define: () => GrammarDefinition, tokenizer: To
     const grammar = new Grammar(define());
     compiled = { grammar, index, nodeMasks: new NodeMasks(grammar, index) };
     for (const rule of grammar.eagerRules) {
+      // A rule with a class trie walks it in well under a millisecond per state, so its masks
+      // come as its states are reached; building the trie (a pass over the vocabulary) is done here.
+      if (compiled.nodeMasks.classWalkOf(rule) !== null) continue;
       const [first, end] = grammar.statesOf(rule);
       if (end - first > MAX_EAGER_STATES) continue;
       for (let s = first; s < end; s++) if (grammar.hasBytes(s)) compiled.nodeMasks.get(s);

@@ -5,6 +5,7 @@
 // trie node is kept ("dependents") and its subtree is walked again, from the real caller's state,
 // when a mask is asked for. Grammars share these through the vocabulary's index, keyed by the
 // rule's canonical signature, so a JSON string body is walked once per vocabulary, not per schema.
+import { type ClassRule, classRule, type ClassTrie } from './class-trie.js';
 import type { Grammar } from './grammar.js';
 import { DEAD, EMPTY_STACK, Pda } from './pda.js';
 import { SLICE_EDGES, type TokenIndex } from './token-index.js';
@@ -32,11 +33,33 @@ const MAX_WALK_SETS = 20_000;
 
 export class NodeMasks {
   private readonly local = new Map<number, NodeMask>();
+  /** Per eager rule: its steps over byte classes and the class trie its states walk, or null (see classWalkOf). */
+  private readonly classWalks = new Map<number, ClassWalk | null>();
+  private readonly eager: ReadonlySet<number>;
   /** The walks' own matcher tables (stacks rooted at the walked state), shared by all walks of this grammar. */
   private walkPda: Pda;
 
   constructor(private readonly grammar: Grammar, private readonly index: TokenIndex) {
     this.walkPda = new Pda(grammar);
+    this.eager = new Set(grammar.eagerRules);
+  }
+
+  /**
+   * How the states of an eager rule (a format, pattern or length: many states) walk a class trie,
+   * when the rule calls no other rule and takes ASCII only (so most of the vocabulary's tokens
+   * leave its class trie early); null for other rules, whose states walk the byte trie.
+   */
+  classWalkOf(rule: number): ClassWalk | null {
+    if (!this.eager.has(rule)) return null;
+    let w = this.classWalks.get(rule);
+    if (w === undefined) {
+      const g = this.grammar;
+      const [first, end] = g.statesOf(rule);
+      const r = g.callStart[first] === g.callStart[end] ? classRule(g, first, end) : null;
+      w = r === null || r.classOf.subarray(0x80).some((c) => c >= 0) ? null : { rule: r, trie: this.index.classTrie(r) };
+      this.classWalks.set(rule, w);
+    }
+    return w;
   }
 
   get(state: number): NodeMask {
@@ -50,7 +73,8 @@ export class NodeMasks {
     m = key === null ? undefined : shared.get(key);
     if (m === undefined) {
       if (this.walkPda.setCount > MAX_WALK_SETS) this.walkPda = new Pda(g);
-      m = computeNodeMask(this.walkPda, this.index, state);
+      const classWalk = this.classWalkOf(rule);
+      m = classWalk === null ? computeNodeMask(this.walkPda, this.index, state) : classMask(this.index, classWalk, state);
       if (key !== null) {
         if (shared.size >= MAX_SHARED_MASKS) shared.delete(shared.keys().next().value!);
         shared.set(key, m);
@@ -103,7 +127,51 @@ export function computeNodeMask(pda: Pda, index: TokenIndex, state: number): Nod
       i++;
     }
   }
-  const deps = Int32Array.from(dependents);
+  return nodeMask(index, bits, Int32Array.from(dependents), trie);
+}
+
+/** A rule's steps over byte classes and the vocabulary's class trie for them. */
+export interface ClassWalk {
+  readonly rule: ClassRule;
+  readonly trie: ClassTrie;
+}
+
+/**
+ * computeNodeMask for a state of a rule without calls, on its class trie: the tokens of every
+ * class path alive from the state, stepping the rule's own table (no matcher sets to intern).
+ */
+export function classMask(index: TokenIndex, walk: ClassWalk, state: number): NodeMask {
+  const { classes, next, ends } = walk.rule;
+  const { nodeClass, nodeDepth, nodeEnd, tokenStart, tokens, branchStart, branches } = walk.trie;
+  const bits = new Uint32Array(index.words);
+  const dependents: number[] = [];
+  const stack = new Int32Array(walk.trie.maxDepth + 1);
+  stack[0] = state - walk.rule.first;
+  const n = walk.trie.nodeCount;
+  let i = 1;
+  while (i < n) {
+    const t = next[stack[nodeDepth[i]! - 1]! * classes + nodeClass[i]!]!;
+    if (t < 0) {
+      i = nodeEnd[i]!;
+      continue;
+    }
+    for (let k = tokenStart[i]!, end = tokenStart[i + 1]!; k < end; k++) bits[tokens[k]! >>> 5]! |= 1 << (tokens[k]! & 31);
+    const e = ends[t]!;
+    if (e !== 0) {
+      for (let k = branchStart[i]!, end = branchStart[i + 1]!; k < end; k++) dependents.push(branches[k]!);
+      if (e === 2) {
+        i = nodeEnd[i]!;
+        continue;
+      }
+    }
+    stack[nodeDepth[i]!] = t;
+    i++;
+  }
+  return nodeMask(index, bits, Int32Array.from(dependents), index.trie);
+}
+
+/** A walk's result, its allowed tokens as ids when they are few. */
+function nodeMask(index: TokenIndex, bits: Uint32Array, deps: Int32Array, trie: TokenTrie): NodeMask {
   let count = 0;
   for (let w = 0; w < bits.length; w++) for (let x = bits[w]!; x !== 0; x &= x - 1) count++;
   if (count >= index.words) return { inside: bits, sparse: false, dependents: deps, trie };

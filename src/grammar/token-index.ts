@@ -4,6 +4,7 @@
 // character), with a second trie of all other tokens. From a grammar state where every such
 // token is allowed, a mask is that slice's bitset plus a walk of the (much smaller) second trie.
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { type ClassRule, ClassTrie } from './class-trie.js';
 import { TokenTrie } from './token-trie.js';
 
 export interface TokenSlice {
@@ -25,6 +26,9 @@ export const SLICE_EDGES: readonly number[] = [
   4, 0xa0, 0xbf, 1, 5, 0x80, 0x9f, 1, 6, 0x90, 0xbf, 2, 7, 0x80, 0x8f, 2,
 ];
 const SLICE_STATES = 8;
+
+/** Class tries kept per vocabulary, the least recently used dropped first (each is at most a few MB). */
+const MAX_CLASS_TRIES = 32;
 
 export class TokenIndex {
   readonly vocabSize: number;
@@ -72,6 +76,21 @@ export class TokenIndex {
       else rest.push(id);
     }
     this.slice = { bits: sliceBits, rest: new TokenTrie(rest, bytes, n) };
+  }
+
+  private readonly classTries = new Map<string, ClassTrie>();
+
+  /** The token trie as rules that split the bytes into `classes` see it, built on first use. */
+  classTrie(classes: ClassRule): ClassTrie {
+    let t = this.classTries.get(classes.key);
+    if (t === undefined) {
+      t = new ClassTrie(this.trie, classes.classOf, classes.classes);
+      if (this.classTries.size >= MAX_CLASS_TRIES) this.classTries.delete(this.classTries.keys().next().value!);
+    } else {
+      this.classTries.delete(classes.key);
+    }
+    this.classTries.set(classes.key, t);
+    return t;
   }
 
   get maxDepth(): number {
