@@ -22,11 +22,6 @@ export type GrammarSpec =
   /** Output matches the regular expression (ECMAScript syntax) as a whole. */
   | { regex: string };
 
-/**
- * Largest eager rule whose masks are computed at compile time; a bigger one (a long maxLength
- * under a pattern) would cost seconds there, and its masks come as its states are reached.
- */
-const MAX_EAGER_STATES = 1000;
 /** Compiled grammars kept per vocabulary, by spec. */
 const MAX_CACHED = 64;
 const cache = new WeakMap<object, Map<string, CompiledGrammar>>();
@@ -101,14 +96,10 @@ export function compileDefinition(define: () => GrammarDefinition, tokenizer: To
   if (compiled === undefined) {
     const grammar = new Grammar(define());
     compiled = { grammar, index, nodeMasks: new NodeMasks(grammar, index) };
-    for (const rule of grammar.eagerRules) {
-      // A rule with a class trie walks it in well under a millisecond per state, so its masks
-      // come as its states are reached; building the trie (a pass over the vocabulary) is done here.
-      if (compiled.nodeMasks.classWalkOf(rule) !== null) continue;
-      const [first, end] = grammar.statesOf(rule);
-      if (end - first > MAX_EAGER_STATES) continue;
-      for (let s = first; s < end; s++) if (grammar.hasBytes(s)) compiled.nodeMasks.get(s);
-    }
+    // Masks come as states are reached (a format's or pattern's state walks its class trie, a
+    // length-bounded string's takes the slice up to its bound); the class tries, a pass over the
+    // vocabulary each, are built here.
+    for (const rule of grammar.eagerRules) compiled.nodeMasks.classWalkOf(rule);
     if (byKey.size >= MAX_CACHED) byKey.delete(byKey.keys().next().value!);
   } else {
     byKey.delete(key);

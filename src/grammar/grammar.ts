@@ -117,12 +117,14 @@ export class Grammar {
    */
   representatives(lo: number, hi: number): number[] {
     if (this.cuts === null) {
-      const set = new Set<number>([0]);
+      const isCut = new Uint8Array(257);
+      isCut[0] = 1;
       for (let i = 0; i < this.byteLo.length; i++) {
-        set.add(this.byteLo[i]!);
-        if (this.byteHi[i]! < 255) set.add(this.byteHi[i]! + 1);
+        isCut[this.byteLo[i]!] = 1;
+        isCut[this.byteHi[i]! + 1] = 1;
       }
-      this.cuts = [...set].sort((a, b) => a - b);
+      this.cuts = [];
+      for (let b = 0; b < 256; b++) if (isCut[b]) this.cuts.push(b);
     }
     const out = [lo];
     for (const c of this.cuts) if (c > lo && c <= hi) out.push(c);

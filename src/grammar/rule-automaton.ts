@@ -125,18 +125,32 @@ class Nfa {
     }
   }
 
-  closure(states: number[]): number[] {
-    const seen = new Set<number>(states);
-    const work = states.slice();
-    while (work.length > 0) {
-      for (const t of this.eps[work.pop()!]!) {
-        if (!seen.has(t)) {
-          seen.add(t);
-          work.push(t);
+  /** Per state: the last closure() that reached it (so a closure needs no set of its own). */
+  private mark = new Int32Array(64);
+  private stamp = 0;
+
+  /** The states reachable from `states` by epsilon edges, ascending. */
+  closure(states: ArrayLike<number>): Int32Array {
+    if (this.mark.length < this.eps.length) this.mark = new Int32Array(this.eps.length * 2);
+    const mark = this.mark;
+    const stamp = ++this.stamp;
+    const out: number[] = [];
+    for (let i = 0; i < states.length; i++) {
+      const s = states[i]!;
+      if (mark[s] !== stamp) {
+        mark[s] = stamp;
+        out.push(s);
+      }
+    }
+    for (let k = 0; k < out.length; k++) {
+      for (const t of this.eps[out[k]!]!) {
+        if (mark[t] !== stamp) {
+          mark[t] = stamp;
+          out.push(t);
         }
       }
     }
-    return [...seen].sort((a, b) => a - b);
+    return Int32Array.from(out).sort();
   }
 }
 
@@ -147,8 +161,8 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
   const accept = nfa.build(body, start);
   const out: RuleAutomaton = { accepting: [], bytes: [], calls: [] };
   const ids = new Map<string, number>();
-  const sets: number[][] = [];
-  const intern = (set: number[]): number => {
+  const sets: Int32Array[] = [];
+  const intern = (set: Int32Array): number => {
     const key = set.join(',');
     let id = ids.get(key);
     if (id === undefined) {
@@ -170,21 +184,21 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
     out.accepting.push(set.includes(accept));
     // Byte edges: cut the members' ranges into pieces no member's range straddles.
     const edges: number[] = [];
-    const cuts = new Set<number>();
+    const cuts: number[] = [];
     for (const s of set) {
       const b = nfa.bytes[s]!;
       for (let i = 0; i < b.length; i += 3) {
         edges.push(b[i]!, b[i + 1]!, b[i + 2]!);
-        cuts.add(b[i]!);
-        cuts.add(b[i + 1]! + 1);
+        cuts.push(b[i]!, b[i + 1]! + 1);
       }
     }
-    const points = [...cuts].sort((a, b) => a - b);
+    const points = Int32Array.from(cuts).sort();
     work += edges.length / 3;
     const row: number[] = [];
     for (let p = 0; p + 1 < points.length; p++) {
       const lo = points[p]!;
       const hi = points[p + 1]! - 1;
+      if (hi < lo) continue; // a cut made twice
       const targets: number[] = [];
       for (let i = 0; i < edges.length; i += 3) if (edges[i]! <= lo && hi <= edges[i + 1]!) targets.push(edges[i + 2]!);
       if (targets.length === 0) continue;

@@ -12,6 +12,10 @@ export interface TokenSlice {
   readonly bits: Uint32Array;
   /** The other tokens. */
   readonly rest: TokenTrie;
+  /** Most characters a slice token starts (a character it ends inside counts). */
+  readonly maxChars: number;
+  /** The slice tokens that start at most `chars` characters, as a mask (kept; do not change it). */
+  upTo(chars: number): Uint32Array;
 }
 
 /**
@@ -69,13 +73,48 @@ export class TokenIndex {
     }
     const sliceBits = new Uint32Array(this.words);
     const rest: number[] = [];
+    /** Per slice token: the characters it starts; every other token: 0. */
+    const chars = new Uint16Array(n);
+    let maxChars = 0;
     for (const id of ids) {
       let s = 0;
-      for (const b of bytes[id]!) if (s >= 0) s = step[s * 256 + b]!;
-      if (s >= 0) sliceBits[id >>> 5]! |= 1 << (id & 31);
-      else rest.push(id);
+      let started = 0;
+      for (const b of bytes[id]!) {
+        if (s < 0) break;
+        if (s === 0) started++;
+        s = step[s * 256 + b]!;
+      }
+      if (s >= 0) {
+        sliceBits[id >>> 5]! |= 1 << (id & 31);
+        chars[id] = started;
+        if (started > maxChars) maxChars = started;
+      } else {
+        rest.push(id);
+      }
     }
-    this.slice = { bits: sliceBits, rest: new TokenTrie(rest, bytes, n) };
+    // The masks per bound, all built on first use (one pass; a string's bound moves a character at a time).
+    let upTo: Uint32Array[] | null = null;
+    const words = this.words;
+    this.slice = {
+      bits: sliceBits,
+      rest: new TokenTrie(rest, bytes, n),
+      maxChars,
+      upTo: (limit) => {
+        if (limit >= maxChars) return sliceBits;
+        if (upTo === null) {
+          const levels: Uint32Array[] = [new Uint32Array(words)];
+          const byChars: number[][] = Array.from({ length: maxChars + 1 }, () => []);
+          for (let id = 0; id < n; id++) if (chars[id]! > 0) byChars[chars[id]!]!.push(id);
+          for (let c = 1; c < maxChars; c++) {
+            const m = levels[c - 1]!.slice();
+            for (const id of byChars[c]!) m[id >>> 5]! |= 1 << (id & 31);
+            levels.push(m);
+          }
+          upTo = levels;
+        }
+        return upTo[limit]!;
+      },
+    };
   }
 
   private readonly classTries = new Map<string, ClassTrie>();
