@@ -177,14 +177,18 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
   // Work done so far (set members, edges and call targets looked at): a bound on time for hostile rules
   // (an exponential determinization), not only on the number of states.
   let work = 0;
+  // Scratch space reused for every state (the construction of a long counted string makes thousands).
+  const edges: number[] = [];
+  const cuts: number[] = [];
+  const targets: number[] = [];
   for (let d = 0; d < sets.length; d++) {
     const set = sets[d]!;
     work += set.length;
     if (work > MAX_DETERMINIZE_WORK) throw new GrammarError('the grammar is too large: determinizing one of its rules takes too long; simplify it');
     out.accepting.push(set.includes(accept));
     // Byte edges: cut the members' ranges into pieces no member's range straddles.
-    const edges: number[] = [];
-    const cuts: number[] = [];
+    edges.length = 0;
+    cuts.length = 0;
     for (const s of set) {
       const b = nfa.bytes[s]!;
       for (let i = 0; i < b.length; i += 3) {
@@ -199,7 +203,7 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
       const lo = points[p]!;
       const hi = points[p + 1]! - 1;
       if (hi < lo) continue; // a cut made twice
-      const targets: number[] = [];
+      targets.length = 0;
       for (let i = 0; i < edges.length; i += 3) if (edges[i]! <= lo && hi <= edges[i + 1]!) targets.push(edges[i + 2]!);
       if (targets.length === 0) continue;
       const to = intern(nfa.closure(targets));
@@ -209,6 +213,10 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
       else row.push(lo, hi, to);
     }
     out.bytes.push(row);
+    if (!set.some((s) => nfa.calls[s]!.length > 0)) {
+      out.calls.push([]);
+      continue;
+    }
     const byRule = new Map<number, number[]>();
     for (const s of set) {
       const c = nfa.calls[s]!;
@@ -219,9 +227,9 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
       }
     }
     const calls: number[] = [];
-    for (const [rule, targets] of [...byRule].sort((a, b) => a[0] - b[0])) {
-      work += targets.length;
-      calls.push(rule, intern(nfa.closure(targets)));
+    for (const [rule, callTargets] of [...byRule].sort((a, b) => a[0] - b[0])) {
+      work += callTargets.length;
+      calls.push(rule, intern(nfa.closure(callTargets)));
     }
     out.calls.push(calls);
   }
