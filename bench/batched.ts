@@ -1,5 +1,5 @@
 // `npm run bench -- batched [--model tinyllama:q4_0,...] [--batches 1,2,4,8] [--threads 2] [--runs 2]
-// [--no-peer] [--server] [--llama-poll P]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
+// [--no-peer] [--server] [--llama-poll P] [--level avx2]`: continuous batching. For B concurrent sequences (prompt 128 tokens, 128 generated
 // each, EOS masked), kiln's aggregate decode tok/s, per-sequence tok/s, time to first token and
 // inter-token latency p50/p99, beside llama.cpp's own `llama-batched-bench` (built natively from
 // the source node-llama-cpp ships; `-npp 128 -ntg 128 -npl B`, same threads, same file), the
@@ -10,7 +10,8 @@
 // --llama-poll passes llama-batched-bench and llama-server their --poll (how hard idle worker
 // threads spin, default 50): on a machine shared with other work the spinning threads fight the
 // others for the cores (at load 10 on 2 cores: llama-batched-bench 0.7 tok/s at B=1 against kiln's
-// 6.6); `--llama-poll 0` lets them sleep.
+// 6.6); `--llama-poll 0` lets them sleep. `--level avx2` forces kiln's CPU kernels to their AVX2
+// tier and builds the llama.cpp peers for AVX2/FMA/F16C only (their AVX2 tier).
 //
 // kiln's decode tok/s counts the tokens produced after every sequence has its first token,
 // over the time from then to the last one's end: what llama-batched-bench's S_TG measures
@@ -226,14 +227,18 @@ export async function run(args: string[]): Promise<void> {
   const peer = !args.includes('--no-peer');
   const server = args.includes('--server');
   const models = (argValue(args, '--model') ?? 'tinyllama:q4_0,tinyllama:q8_0,tinyllama:q4_k').split(',');
+  const avx2 = argValue(args, '--level') === 'avx2';
   const { Runtime } = await import('../src/index.js');
+  const { native } = await import('../src/native/binding.js');
+  native().setKernelLevel(avx2 ? 'avx2' : 'best');
   console.log(describeMachine(machineInfo()));
+  if (avx2) console.log('kiln kernels forced to the AVX2 tier; llama.cpp built for AVX2/FMA/F16C only');
   for (const spec of models) {
     const [shapeName, typeName] = spec.split(':') as [string, string];
     const shape = SHAPES[shapeName];
     if (!shape) throw new Error(`unknown model shape '${shapeName}'`);
     const model = ensureBenchModel(shape, typeName);
-    const tools = peer ? ensureLlamaTools(model) : null;
+    const tools = peer ? ensureLlamaTools(model, undefined, avx2) : null;
     const rt = await Runtime.load({ model, threads, slots: Math.max(...batches, 4), maxBatch: 512, contextSize: 2048 });
     const noEog: Record<number, number> = {};
     for (let id = 0; id < rt.info.hparams.vocabSize; id++) if (rt.tokenizer.isEog(id)) noEog[id] = -Infinity;
@@ -272,6 +277,7 @@ export async function run(args: string[]): Promise<void> {
     } finally {
       await rt.close();
     }
-    if (server) await serverView(model, threads, runs, tools?.server ?? null, shape.vocab, `${shape.title} ${typeName.toUpperCase()}`, argValue(args, '--llama-poll'));
+    if (server && avx2) console.log('The server view is left out with --level avx2: `kiln serve` runs its best tier.');
+    else if (server) await serverView(model, threads, runs, tools?.server ?? null, shape.vocab, `${shape.title} ${typeName.toUpperCase()}`, argValue(args, '--llama-poll'));
   }
 }

@@ -1,4 +1,4 @@
-// `npm run bench -- forward-batch [--type q4_0,q8_0,q4_k] [--rows 1,2,4,8] [--steps 6] [--threads N]`:
+// `npm run bench -- forward-batch [--type q4_0,q8_0,q4_k] [--rows 1,2,4,8] [--steps 6] [--threads N] [--level avx2]`:
 // decode throughput of one CPU forwardBatch step over B slots' decode rows (the weights read once
 // per step) against the same B rows as B single-row forward() calls (read B times), on the
 // TinyLlama-shape bench model of each weight type (bench/models.ts writes it on first use).
@@ -19,7 +19,10 @@ export async function run(args: string[]): Promise<void> {
   const steps = Number(argValue(args, '--steps') ?? 6);
   const threads = Number(argValue(args, '--threads') ?? native().cpuFeatures().physicalCores);
   const slots = Math.max(...batches);
+  const level = argValue(args, '--level') === 'avx2' ? 'avx2' : 'best';
+  native().setKernelLevel(level);
   console.log(describeMachine(machineInfo()));
+  console.log(`CPU kernels: ${level} tier`);
   const rows: string[][] = [];
   for (const type of types) {
     const path = ensureBenchModel(SHAPES.tinyllama!, type);

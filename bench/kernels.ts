@@ -1,7 +1,9 @@
 // `npm run bench -- kernels [--backend cpu] [--threads N] [--seconds S] [--buffer-mb M] [--op NAME] [--dtype a,b]
-//   [--level generic|avx2|best]` (--level: the CPU kernel tier; avx2 leaves the AVX-512 kernels out):
+//   [--level generic|avx2|best] [--batch-tokens 2,4,8]` (--level: the CPU kernel tier; avx2 leaves the AVX-512
+//   kernels out; --batch-tokens: the token counts of the small-batch products, default 4):
 // every op x dtype x backend, next to the machine's measured limits. Matrix-vector products
-// (decode shape) report GB/s of weight bytes and their fraction of the measured read bandwidth;
+// (decode shape) and small batches (a continuous-batching step's few decode rows, weights from memory
+// as in decode) report GB/s of weight bytes and their fraction of the measured read bandwidth;
 // matrix-matrix products (prefill shape, 512 tokens) report GFLOP/s and their fraction of the FMA
 // peak. Each case is a plan of K identical ops over the same inputs, run through the Backend
 // interface exactly as a model runs; a plan without the K ops is timed too and subtracted, which
@@ -109,7 +111,7 @@ function weightCopies(type: GgmlType, rows: number, cols: number, minBytes: numb
   return { bytes, matrixBytes, copies };
 }
 
-function mulMatCases(bufferBytes: number, only: string | undefined): Case[] {
+function mulMatCases(bufferBytes: number, only: string | undefined, batchTokens: number[]): Case[] {
   if (only && only !== 'mul_mat') return [];
   const cases: Case[] = [];
   const weights = lastOnly((type: GgmlType) => weightCopies(type, FFN, DIM, bufferBytes));
@@ -132,6 +134,13 @@ function mulMatCases(bufferBytes: number, only: string | undefined): Case[] {
       build: (g, k) => matrices(g, k, activations(g, 'x', DIM, 1, 1)),
       work: rowBytes(type, DIM) * FFN, limit: 'bandwidth',
     });
+    for (const tokens of batchTokens) {
+      cases.push({
+        op: 'mul_mat', dtype: name, shape: `batch ${tokens}x${DIM} -> ${FFN}`, tokens, positions: range(tokens), k: copies,
+        build: (g, k) => matrices(g, k, activations(g, 'x', DIM, tokens, 1)),
+        work: rowBytes(type, DIM) * FFN, limit: 'bandwidth',
+      });
+    }
     cases.push({
       op: 'mul_mat', dtype: name, shape: `prefill ${PREFILL}x${DIM} -> ${FFN}`, tokens: PREFILL, positions: range(PREFILL), k: 2,
       build: (g, k) => matrices(g, k, activations(g, 'x', DIM, PREFILL, 1)),
@@ -291,6 +300,7 @@ export async function run(args: string[]): Promise<void> {
   const wanted = argValue(args, '--backend');
   const dtypes = argValue(args, '--dtype')?.split(',');
   const level = (argValue(args, '--level') ?? 'best') as 'generic' | 'avx2' | 'best';
+  const batchTokens = (argValue(args, '--batch-tokens') ?? '4').split(',').map(Number);
   native().setKernelLevel(level);
   const backends = (Object.keys(BACKENDS) as BackendName[]).filter((b) => BACKENDS[b] && (!wanted || wanted === b));
   if (wanted && !BACKENDS[wanted as BackendName]) throw new Error(`backend '${wanted}' is not in this build; present: ${backends.join(', ')}`);
@@ -301,7 +311,7 @@ export async function run(args: string[]): Promise<void> {
   console.log(describeMachine(machine, limits));
 
   const rows: Row[] = [];
-  const cases = [...mulMatCases(bufferBytes, only), ...opCases(only)].filter((c) => !dtypes || dtypes.includes(c.dtype));
+  const cases = [...mulMatCases(bufferBytes, only, batchTokens), ...opCases(only)].filter((c) => !dtypes || dtypes.includes(c.dtype));
   const header = ['op', 'dtype', 'shape', 'backend', 'threads', 'time/op', 'rate', 'of limit'];
   for (const name of backends) {
     const backend = BACKENDS[name]!();

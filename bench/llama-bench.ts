@@ -46,22 +46,25 @@ function build(dir: string, extraFlags: string | null, isa: string[] = ['-DGGML_
 /**
  * llama.cpp's `llama-batched-bench` and `llama-server`, built natively from the same bundle as
  * llama-bench (without AMX where llama-bench found it faulting), into their own cache folder;
- * returns both paths. Several minutes on 2 cores, once per llama.cpp commit.
+ * returns both paths. `avx2`: built for AVX2/FMA/F16C only instead, the peer of kiln forced to its
+ * AVX2 tier. Several minutes on 2 cores, once per llama.cpp commit.
  */
-export function ensureLlamaTools(model: string, cacheDir = DEFAULT_MODEL_DIR): { batchedBench: string; server: string } {
-  ensureLlamaBench(model, cacheDir);
+export function ensureLlamaTools(model: string, cacheDir = DEFAULT_MODEL_DIR, avx2 = false): { batchedBench: string; server: string } {
+  if (avx2) ensureLlamaBenchAvx2(model, cacheDir);
+  else ensureLlamaBench(model, cacheDir);
   const commit = sh('git', ['bundle', 'list-heads', BUNDLE]).trim().split(/\s+/)[0]!.slice(0, 8);
-  const noAmx = existsSync(join(cacheDir, `llama-bench-${commit}`, 'amx-faults'));
-  const dir = join(cacheDir, `llama-tools-${commit}${noAmx ? '-noamx' : ''}`);
+  const noAmx = !avx2 && existsSync(join(cacheDir, `llama-bench-${commit}`, 'amx-faults'));
+  const dir = join(cacheDir, `llama-tools-${commit}${avx2 ? '-avx2' : noAmx ? '-noamx' : ''}`);
   const bin = (name: string) => join(dir, 'src', 'build', 'bin', name);
   if (existsSync(bin('llama-batched-bench')) && existsSync(bin('llama-server'))) return { batchedBench: bin('llama-batched-bench'), server: bin('llama-server') };
-  process.stderr.write(`building llama-batched-bench and llama-server (GGML_NATIVE=ON${noAmx ? `, ${NO_AMX}` : ''}) in ${dir}; this takes several minutes ...\n`);
+  const isa = avx2 ? AVX2_ONLY : ['-DGGML_NATIVE=ON'];
+  process.stderr.write(`building llama-batched-bench and llama-server (${isa.join(' ')}${noAmx ? `, ${NO_AMX}` : ''}) in ${dir}; this takes several minutes ...\n`);
   rmSync(join(dir, 'src'), { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   sh('git', ['clone', '--quiet', BUNDLE, 'src'], dir);
   const src = join(dir, 'src');
   const flags = noAmx ? [`-DCMAKE_C_FLAGS=${NO_AMX}`, `-DCMAKE_CXX_FLAGS=${NO_AMX}`] : [];
-  sh('cmake', ['-S', '.', '-B', 'build', '-DCMAKE_BUILD_TYPE=Release', '-DGGML_NATIVE=ON', '-DLLAMA_CURL=OFF', '-DLLAMA_BUILD_TESTS=OFF',
+  sh('cmake', ['-S', '.', '-B', 'build', '-DCMAKE_BUILD_TYPE=Release', ...isa, '-DLLAMA_CURL=OFF', '-DLLAMA_BUILD_TESTS=OFF',
     '-DLLAMA_BUILD_EXAMPLES=OFF', '-DLLAMA_BUILD_TOOLS=ON', '-DLLAMA_BUILD_SERVER=ON', '-DBUILD_SHARED_LIBS=OFF', ...flags], src);
   const r = spawnSync('cmake', ['--build', 'build', '--target', 'llama-batched-bench', 'llama-server', '-j', String(availableParallelism())], { cwd: src, stdio: ['ignore', 'ignore', 'inherit'] });
   if (r.status !== 0 || !existsSync(bin('llama-batched-bench')) || !existsSync(bin('llama-server'))) throw new Error(`building llama-batched-bench and llama-server failed (${r.status ?? r.signal})`);

@@ -29,7 +29,9 @@ PlanOptions parsePlanOptions(const Napi::Object& opts);
 
 // One step of owner->plan() on a libuv worker, as a Promise: `run` does the work there. The plan's
 // wrapper object and the arrays the step reads and writes (`keep`) stay referenced until it
-// settles; owner->busy is set for the duration (the caller sets it before queueing).
+// settles; owner->busy is set for the duration (the caller sets it before queueing). A step the
+// plan refuses (PlanError: a token, position, slot or size out of range) rejects with `kilnCode`
+// 'invalid_step', which src/backend/native-graph.ts turns into a typed error.
 template <typename Owner>
 class StepWorker : public Napi::AsyncWorker {
  public:
@@ -44,6 +46,9 @@ class StepWorker : public Napi::AsyncWorker {
   void Execute() override {
     try {
       run_();
+    } catch (const PlanError& e) {
+      invalidStep_ = true;
+      SetError(e.what());
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -56,6 +61,7 @@ class StepWorker : public Napi::AsyncWorker {
 
   void OnError(const Napi::Error& e) override {
     owner_->busy = false;
+    if (invalidStep_) e.Value().Set("kilnCode", Napi::String::New(Env(), "invalid_step"));
     deferred_.Reject(e.Value());
   }
 
@@ -65,6 +71,7 @@ class StepWorker : public Napi::AsyncWorker {
   Napi::ObjectReference self_;
   std::vector<Napi::ObjectReference> keep_;
   std::function<void()> run_;
+  bool invalidStep_ = false;
 };
 
 // Marks owner busy (one step at a time) and queues `run` on a StepWorker; returns its Promise.

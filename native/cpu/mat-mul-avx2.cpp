@@ -34,6 +34,8 @@ struct MaddubsSums {
 
 template <int R, int T>
 using TileQ8_0 = Q8Tile<MaddubsSums>::Kernel<R, T>;
+template <int R, int T>
+using TileQ8_0Stream = Q8Tile<MaddubsSums, true>::Kernel<R, T>;
 
 // One token against 8 Q8_0 rows (decode): 8 weight streams in flight, each prefetched at the same
 // place in the next 8 rows, and the rows' scale products from one 8-wide multiply per block. Each
@@ -126,7 +128,9 @@ void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ld
     if (r < nr) tiles<TileQ8_0, kQ8Rows, kQ8Tokens>({n, s + r, ldS, a.x + r * xStride, xStride, a.y, yStride}, nr - r, 1);
     return;
   }
-  tiles<TileQ8_0, kQ8Rows, kQ8Tokens>(a, nr, nt);
+  // A continuous-batching step of a few tokens reads each weight once, from memory.
+  if (nt <= 8) tiles<TileQ8_0Stream, kQ8Rows, kQ8Tokens>(a, nr, nt);
+  else tiles<TileQ8_0, kQ8Rows, kQ8Tokens>(a, nr, nt);
 }
 
 void vecDotManyF32_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,

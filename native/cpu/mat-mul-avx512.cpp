@@ -3,7 +3,8 @@
 // - Q8_0 and packed Q4_0 keep the bits of their AVX2 kernels (and so of vecDotQ8_0/Q4_0_generic
 //   and llama.cpp's x86 order): VNNI's vpdpbusd gives the same exact integer sums as maddubs,
 //   int16 adds and madd in one instruction, and every float FMA stays per block, in block order.
-//   Q8_0 prefill puts two tokens in each 512-bit vector, so each FMA does two tokens' blocks;
+//   Q8_0 products of two or more tokens put two tokens in each 512-bit vector, so each FMA does
+//   two tokens' blocks;
 //   packed Q4_0 puts two groups of 8 rows in each, so one broadcast of a token feeds 16 rows.
 // - F16 uses 16-wide lanes: another float order than the AVX2 kernel (within the best-vs-generic
 //   tolerance), the same for every token count, so prefill and decode agree bit for bit.
@@ -34,12 +35,9 @@ static inline float hsum16(__m512 v) {
 }
 
 // vpdpbusd sums four unsigned-by-signed byte products per lane in one instruction, exactly: for
-// Q8_0 on |x| and y with x's signs (as maddubs + madd), for Q4_0's nibbles in two chains from
-// -8 * sum(y) (as maddubs, int16 adds and madd).
+// Q4_0's nibbles in two chains from -8 * sum(y) (as maddubs, int16 adds and madd). The packed
+// Q4_0 tile of an odd last group of 8 rows takes it (Sums::rows of mat-mul-int-tiles.h).
 struct VnniSums {
-  static __m256i quads(__m256i absX, __m256i x, __m256i y) {
-    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), absX, _mm256_sign_epi8(y, x));
-  }
   static __m256i rows(const __m256i* lo, const __m256i* hi, const int32_t* q, int32_t sum8) {
     __m256i p0 = _mm256_set1_epi32(-sum8), p1 = _mm256_setzero_si256();
     for (int c = 0; c < 4; c++) {
@@ -50,37 +48,41 @@ struct VnniSums {
   }
 };
 
-// For the last 1-7 tokens of a Q8_0 product: one thread of 512x2048 -> 5632 (GFLOP/s, the AVX2
-// 3x4 tile 76): 4x4 91, 3x4 90, 4x3 88.
-template <int R, int T>
-using TileQ8_0 = Q8Tile<VnniSums>::Kernel<R, T>;
-constexpr int kQ8Rows = 4, kQ8Tokens = 4;
+// Q8_0 x Q8_0 products of two or more tokens: two tokens per 512-bit vector with their 32-bit
+// lanes interleaved (lane 2i is lane i of the AVX2 kernel's vector for token a, lane 2i + 1 for
+// token b), up to 4 pairs (8 tokens) at a time. The weights are made unsigned (x + 128) for
+// vpdpbusd, whose sums start from -128 * sum(y) over each lane's 4 values, so they are exactly the
+// AVX2 lane sums; then one conversion and one FMA per block, with the scale products of a pair in
+// one 64-bit broadcast (hence the interleave). Same bits as vecDotQ8_0_avx2.
+// A pair costs a vpdpbusd, a conversion and an FMA per row and block where the AVX2 kernel's
+// 256-bit tile spends five instructions on each token (a sign, the sum, a conversion, a scale
+// shuffle and the FMA): a continuous-batching step of 4 decode rows is otherwise bound by
+// arithmetic, not by reading the weights.
+constexpr int kQ8MaxPairs = 4, kQ8MaxTokens = 2 * kQ8MaxPairs;
 
-// Q8_0 x Q8_0 prefill: 8 tokens at a time, two per 512-bit vector with their 32-bit lanes
-// interleaved (lane 2i is lane i of the AVX2 kernel's vector for token a, lane 2i + 1 for token b).
-// The weights are made unsigned (x + 128) for vpdpbusd, whose sums start from -128 * sum(y) over
-// each lane's 4 values, so they are exactly the AVX2 lane sums; then one conversion and one FMA
-// per block, with the scale products of a pair in one 64-bit broadcast (hence the interleave).
-// Same bits as vecDotQ8_0_avx2.
-constexpr int kQ8Pairs = 4, kQ8PairTokens = 2 * kQ8Pairs;
-
-// What every row needs of a block of the 8 tokens, prepared once for all of them.
+// What every row needs of a block of the P pairs of tokens, prepared once for all of them.
+template <int P>
 struct Q8TokenBlock {
-  __m512i y[kQ8Pairs];      // a pair's values, lanes interleaved
-  __m512i start[kQ8Pairs];  // -128 * the sum of each lane's 4 values
-  alignas(32) float d[kQ8PairTokens];
+  __m512i y[P];      // a pair's values, lanes interleaved
+  __m512i start[P];  // -128 * the sum of each lane's 4 values
+  alignas(32) float d[kQ8MaxTokens];
 };
 
-void prepareTokens(const char* y, size_t yStride, int64_t nb, Q8TokenBlock* out) {
+// Tokens [0, nReal) of a tile of 2P; an odd count's missing last token repeats the one before it
+// (its results are never stored).
+template <int P>
+void prepareTokens(const char* y, size_t yStride, int nReal, int64_t nb, Q8TokenBlock<P>* out) {
   const __m512i bias = _mm512_set1_epi8((char)0x80);
   const __m512i interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   for (int64_t b = 0; b < nb; b++) {
-    const BlockQ8_0* yb[kQ8PairTokens];
-    for (int t = 0; t < kQ8PairTokens; t++) yb[t] = reinterpret_cast<const BlockQ8_0*>(y + t * yStride) + b;
-    __m128i dh = _mm_setzero_si128();
-    for (int t = 0; t < kQ8PairTokens; t++) dh = _mm_insert_epi16(dh, yb[t]->d, t);
-    _mm256_store_ps(out[b].d, _mm256_cvtph_ps(dh));
-    for (int p = 0; p < kQ8Pairs; p++) {
+    const BlockQ8_0* yb[2 * P];
+    alignas(16) fp16_t dh[kQ8MaxTokens] = {};
+    for (int t = 0; t < 2 * P; t++) {
+      yb[t] = reinterpret_cast<const BlockQ8_0*>(y + std::min(t, nReal - 1) * yStride) + b;
+      dh[t] = yb[t]->d;
+    }
+    _mm256_store_ps(out[b].d, _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dh))));
+    for (int p = 0; p < P; p++) {
       const __m512i v = _mm512_permutex2var_epi32(_mm512_castsi256_si512(load32(yb[2 * p]->qs)), interleave,
                                                   _mm512_castsi256_si512(load32(yb[2 * p + 1]->qs)));
       out[b].y[p] = v;
@@ -98,68 +100,108 @@ inline __m512 broadcastPair(const float* p) {
   return _mm512_castpd_ps(v);
 }
 
-// R rows against blocks [b0, b1) of the prepared 8 tokens, accumulating into acc (R x 4 vectors).
-template <int R>
-void q8PairTile(int64_t b0, int64_t b1, const char* x, size_t xStride, const Q8TokenBlock* tb, __m512* accIo) {
+// R rows against blocks [b0, b1) of the prepared P pairs, accumulating into acc (R x P vectors).
+// Stream: the weights come from memory once (a step of a few tokens), so each block is asked for
+// where the next R rows will need it (a row's own next kilobyte was mostly on its way already;
+// 4 decode rows of TinyLlama Q8_0, tok/s against one row's: 2.6x -> 3.4x).
+template <int R, int P, bool Stream>
+void q8PairTile(int64_t b0, int64_t b1, const char* x, size_t xStride, const Q8TokenBlock<P>* tb, __m512* accIo) {
   const __m512i bias = _mm512_set1_epi8((char)0x80);
   const __m512i twice = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-  __m512 acc[R][kQ8Pairs];
+  __m512 acc[R][P];
   for (int r = 0; r < R; r++)
-    for (int p = 0; p < kQ8Pairs; p++) acc[r][p] = accIo[r * kQ8Pairs + p];
+    for (int p = 0; p < P; p++) acc[r][p] = accIo[r * P + p];
   for (int64_t b = b0; b < b1; b++) {
     const BlockQ8_0* xb[R];
-    for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const BlockQ8_0*>(x + r * xStride) + b;
+    for (int r = 0; r < R; r++) {
+      xb[r] = reinterpret_cast<const BlockQ8_0*>(x + r * xStride) + b;
+      if (Stream) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride, _MM_HINT_T0);
+    }
     // d of every (row, token) as the AVX2 kernel computes it: the row's scale times the token's.
     const __m256 dy = _mm256_load_ps(tb[b].d);
-    alignas(32) float d[R][kQ8PairTokens];
+    alignas(32) float d[R][kQ8MaxTokens];
     for (int r = 0; r < R; r++) _mm256_store_ps(d[r], _mm256_mul_ps(_mm256_set1_ps(fp16(xb[r]->d)), dy));
     for (int r = 0; r < R; r++) {
       const __m512i ux = _mm512_xor_si512(_mm512_permutexvar_epi32(twice, _mm512_castsi256_si512(load32(xb[r]->qs))), bias);
-      for (int p = 0; p < kQ8Pairs; p++)
+      for (int p = 0; p < P; p++)
         acc[r][p] = _mm512_fmadd_ps(broadcastPair(&d[r][2 * p]), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(tb[b].start[p], ux, tb[b].y[p])), acc[r][p]);
     }
   }
   for (int r = 0; r < R; r++)
-    for (int p = 0; p < kQ8Pairs; p++) accIo[r * kQ8Pairs + p] = acc[r][p];
+    for (int p = 0; p < P; p++) accIo[r * P + p] = acc[r][p];
 }
 
-// The 8 tokens' results from a row's accumulators (lanes de-interleaved, each token's 8 summed as
-// the AVX2 kernel does).
-void storePairs(const __m512* acc, float* s, int64_t ldS) {
+// The nReal tokens' results from a row's P accumulators (lanes de-interleaved, each token's 8
+// summed as the AVX2 kernel does).
+template <int P>
+void storePairs(const __m512* acc, int nReal, float* s, int64_t ldS) {
   const __m512i split = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-  for (int p = 0; p < kQ8Pairs; p++) {
+  for (int p = 0; p < P; p++) {
     const __m512 v = _mm512_permutexvar_ps(split, acc[p]);
     s[2 * p * ldS] = hsum(_mm512_castps512_ps256(v));
-    s[(2 * p + 1) * ldS] = hsum(high8(v));
+    if (2 * p + 1 < nReal) s[(2 * p + 1) * ldS] = hsum(high8(v));
   }
 }
 
 // Blocks per pass: the prepared tokens of a pass stay in L1 while every row goes over them.
 constexpr int64_t kQ8PassBlocks = 32;
 
-// Tokens in tiles of 8, each prepared once; then, a pass of blocks at a time, every row (4 at a
-// time) against it, the accumulators kept between passes. Returns the number of tokens done.
-int64_t q8PairTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
-                    size_t yStride) {
+// nReal (2P - 1 or 2P) tokens against nr rows, 4 rows at a time. A step of at most 8 tokens (a
+// continuous-batching step's decode rows) streams each row whole with its accumulators in
+// registers: it reads the weights once, from memory, like decode. Longer products (prefill) take
+// a pass of blocks at a time over every row, the accumulators kept between passes, so the
+// prepared tokens stay in L1.
+template <int P>
+void q8PairGroup(int64_t n, int64_t nr, int nReal, bool stream, float* s, int64_t ldS, const char* x, size_t xStride,
+                 const char* y, size_t yStride) {
   constexpr int R = 4;
   const int64_t nb = n / QK8_0;
-  thread_local std::vector<Q8TokenBlock> prepared;
-  thread_local std::vector<__m512> acc;
+  thread_local std::vector<Q8TokenBlock<P>> prepared;
   if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
-  if (acc.size() < (size_t)(nr * kQ8Pairs)) acc.resize((size_t)(nr * kQ8Pairs));
-  int64_t t = 0;
-  for (; t + kQ8PairTokens <= nt; t += kQ8PairTokens) {
-    prepareTokens(y + t * yStride, yStride, nb, prepared.data());
-    std::fill(acc.begin(), acc.begin() + nr * kQ8Pairs, _mm512_setzero_ps());
-    for (int64_t b0 = 0; b0 < nb; b0 += kQ8PassBlocks) {
-      const int64_t b1 = std::min(nb, b0 + kQ8PassBlocks);
-      int64_t r = 0;
-      for (; r + R <= nr; r += R) q8PairTile<R>(b0, b1, x + r * xStride, xStride, prepared.data(), acc.data() + r * kQ8Pairs);
-      for (; r < nr; r++) q8PairTile<1>(b0, b1, x + r * xStride, xStride, prepared.data(), acc.data() + r * kQ8Pairs);
+  prepareTokens<P>(y, yStride, nReal, nb, prepared.data());
+  if (stream) {
+    int64_t r = 0;
+    for (; r + R <= nr; r += R) {
+      __m512 acc[R * P];
+      std::fill(acc, acc + R * P, _mm512_setzero_ps());
+      q8PairTile<R, P, true>(0, nb, x + r * xStride, xStride, prepared.data(), acc);
+      for (int i = 0; i < R; i++) storePairs<P>(acc + i * P, nReal, s + r + i, ldS);
     }
-    for (int64_t r = 0; r < nr; r++) storePairs(acc.data() + r * kQ8Pairs, s + t * ldS + r, ldS);
+    for (; r < nr; r++) {
+      __m512 acc[P];
+      std::fill(acc, acc + P, _mm512_setzero_ps());
+      q8PairTile<1, P, true>(0, nb, x + r * xStride, xStride, prepared.data(), acc);
+      storePairs<P>(acc, nReal, s + r, ldS);
+    }
+    return;
   }
-  return t;
+  thread_local std::vector<__m512> acc;
+  if (acc.size() < (size_t)(nr * P)) acc.resize((size_t)(nr * P));
+  std::fill(acc.begin(), acc.begin() + nr * P, _mm512_setzero_ps());
+  for (int64_t b0 = 0; b0 < nb; b0 += kQ8PassBlocks) {
+    const int64_t b1 = std::min(nb, b0 + kQ8PassBlocks);
+    int64_t r = 0;
+    for (; r + R <= nr; r += R) q8PairTile<R, P, false>(b0, b1, x + r * xStride, xStride, prepared.data(), acc.data() + r * P);
+    for (; r < nr; r++) q8PairTile<1, P, false>(b0, b1, x + r * xStride, xStride, prepared.data(), acc.data() + r * P);
+  }
+  for (int64_t r = 0; r < nr; r++) storePairs<P>(acc.data() + r * P, nReal, s + r, ldS);
+}
+
+// Every token, 8 at a time, then the last 1-7 as one group of fewer pairs.
+void q8PairTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
+                 size_t yStride) {
+  const bool stream = nt <= kQ8MaxTokens;
+  for (int64_t t = 0; t < nt; t += kQ8MaxTokens) {
+    const int nReal = (int)std::min<int64_t>(kQ8MaxTokens, nt - t);
+    float* st = s + t * ldS;
+    const char* yt = y + t * yStride;
+    switch ((nReal + 1) / 2) {
+      case 1: q8PairGroup<1>(n, nr, nReal, stream, st, ldS, x, xStride, yt, yStride); break;
+      case 2: q8PairGroup<2>(n, nr, nReal, stream, st, ldS, x, xStride, yt, yStride); break;
+      case 3: q8PairGroup<3>(n, nr, nReal, stream, st, ldS, x, xStride, yt, yStride); break;
+      default: q8PairGroup<4>(n, nr, nReal, stream, st, ldS, x, xStride, yt, yStride); break;
+    }
+  }
 }
 
 // Sixteen float lanes, summed as hsum16 (FloatTile's L).
@@ -200,7 +242,9 @@ constexpr int kWideRows = 6, kWideTokens = 4;
 // and every vpdpbusd does twice the AVX2 tile's work. Lane by lane the operations are those of
 // q4_0x8Tile<VnniSums> (the same exact integer sum, then one multiply and one FMA per block in
 // block order), so the bits are the AVX2 kernel's. T tokens per tile; 16 rows x T outputs.
-template <int T>
+// Stream: the weights are read once, from memory (decode, or a continuous-batching step of a few
+// tokens), so the next blocks are asked for ahead.
+template <int T, bool Stream>
 void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const BlockQ8_0* y, const Q8BlockSums* sums,
                  float* s, int64_t ldS) {
   const __m512i low4 = _mm512_set1_epi8(0x0f);
@@ -209,7 +253,7 @@ void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const
   for (int64_t b = 0; b < nb; b++) {
     const BlockQ4_0x8& xa = x0[b];
     const BlockQ4_0x8& xb = x1[b];
-    if (T == 1) {
+    if (Stream) {
       _mm_prefetch(reinterpret_cast<const char*>(&xa) + kPackedPrefetchBytes, _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
     }
@@ -239,27 +283,37 @@ void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const
   for (int t = 0; t < T; t++) _mm512_storeu_ps(s + t * ldS, acc[t]);
 }
 
-}  // namespace
-
-// Groups in pairs on 512-bit tiles (4 tokens at a time, then the last 1-3); an odd last group on
-// the shared 256-bit tile. Every path gives the same bits.
-void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
-                       const BlockQ8_0* y, const Q8BlockSums* sums) {
+// Group pairs, 4 tokens at a time, then the last 1-3.
+template <bool Stream>
+void q4_0x16Tiles(int64_t nb, int64_t nGroupPairs, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x, const BlockQ8_0* y,
+                  const Q8BlockSums* sums) {
   constexpr int T = 4;
-  int64_t g = 0;
-  for (; g + 2 <= nGroups; g += 2) {
+  for (int64_t g = 0; g < 2 * nGroupPairs; g += 2) {
     const BlockQ4_0x8* x0 = x + g * nb;
     const BlockQ4_0x8* x1 = x0 + nb;
     float* sg = s + 8 * g;
     int64_t t = 0;
-    for (; t + T <= nt; t += T) q4_0x16Tile<T>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
+    for (; t + T <= nt; t += T) q4_0x16Tile<T, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
     switch (nt - t) {
-      case 3: q4_0x16Tile<3>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 2: q4_0x16Tile<2>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 1: q4_0x16Tile<1>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 3: q4_0x16Tile<3, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 2: q4_0x16Tile<2, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 1: q4_0x16Tile<1, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
       default: break;
     }
   }
+}
+
+}  // namespace
+
+// Groups in pairs on 512-bit tiles; an odd last group on the shared 256-bit tile. Every path gives
+// the same bits. Up to 8 tokens (decode, a continuous-batching step) stream the weights from
+// memory with prefetches (4 decode rows of TinyLlama Q4_0, tok/s against one row's: 2.6x ->
+// 3.2x); prefill's chunk stays in cache for its tokens.
+void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
+                       const BlockQ8_0* y, const Q8BlockSums* sums) {
+  if (nt <= 8) q4_0x16Tiles<true>(nb, nGroups / 2, nt, s, ldS, x, y, sums);
+  else q4_0x16Tiles<false>(nb, nGroups / 2, nt, s, ldS, x, y, sums);
+  const int64_t g = nGroups / 2 * 2;
   if (g < nGroups) gemmQ4_0x8<VnniSums>(nb, nGroups - g, nt, s + 8 * g, ldS, x + g * nb, y, sums);
 }
 
@@ -267,10 +321,7 @@ void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t 
                            const void* y, size_t yStride) {
   // Decode keeps the AVX2 kernel's 8 weight streams (same bits): memory, not arithmetic, bounds it.
   if (nt == 1) return vecDotManyQ8_0_avx2(n, nr, nt, s, ldS, x, xStride, y, yStride);
-  const char* xb = static_cast<const char*>(x);
-  const char* yb = static_cast<const char*>(y);
-  const int64_t done = q8PairTiles(n, nr, nt, s, ldS, xb, xStride, yb, yStride);
-  if (done < nt) tiles<TileQ8_0, kQ8Rows, kQ8Tokens>({n, s + done * ldS, ldS, xb, xStride, yb + done * yStride, yStride}, nr, nt - done);
+  q8PairTiles(n, nr, nt, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride);
 }
 
 void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,

@@ -1,6 +1,7 @@
 // The integer-dot tiles of Q8_0 and packed Q4_0, written once for the AVX2 and the AVX-512 VNNI
 // files, which differ only in how a block's byte products become exact int32 sums: `Sums` gives
-//   quads(absX, x, y): eight lanes, lane l the sum of x * y over bytes 4l..4l+3 (absX = |x|);
+//   quads(absX, x, y): eight lanes, lane l the sum of x * y over bytes 4l..4l+3 (absX = |x|; only
+//     the AVX2 file's Q8Tile: the AVX-512 file has its own two-token Q8_0 tiles);
 //   rows(lo[4], hi[4], q[8], sum8): per row r of a packed Q4_0 block, sum(nibble * y) - sum8.
 // Everything after the integers (FMAs per block, in block order) is shared, so both files give
 // vecDotQ8_0/Q4_0_generic's bits. Needs AVX2/FMA/F16C (simd-avx2.h); unnamed namespace as in
@@ -17,7 +18,10 @@ namespace {
 // conversion, then one FMA with the scales' product. The products come from one multiply per
 // token and block (the R row scales side by side times the token's), each row's taken out with a
 // shuffle, which runs on another port than the arithmetic (as tinyBLAS).
-template <typename Sums>
+// Stream: the weights are read once, from memory (a continuous-batching step of a few tokens), so
+// each block is asked for where the next R rows will need it; the arithmetic of a few tokens
+// otherwise waits on every row's first bytes.
+template <typename Sums, bool Stream = false>
 struct Q8Tile {
   template <int R, int T>
   struct Kernel {
@@ -31,7 +35,8 @@ struct Q8Tile {
         uint64_t dxh = 0;  // the row scales side by side (built in a register: narrow stores read back wide would stall)
         for (int r = 0; r < R; r++) {
           const BlockQ8_0& xb = reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b];
-          if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPrefetchBytes, _MM_HINT_T0);
+          if (Stream) _mm_prefetch(reinterpret_cast<const char*>(&xb) + R * a.xStride, _MM_HINT_T0);
+          else if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPrefetchBytes, _MM_HINT_T0);
           qx[r] = simd::load32(xb.qs);
           ax[r] = _mm256_sign_epi8(qx[r], qx[r]);
           dxh |= (uint64_t)xb.d << (16 * r);
@@ -58,15 +63,16 @@ struct Q8Tile {
 // T tokens against one group of 8 packed Q4_0 rows. Per block the rows' unsigned nibbles are
 // unpacked once; per token, each 4-byte piece of its Q8_0 block is broadcast against the matching
 // 4 values of all 8 rows (Sums::rows), giving one exact int32 per row less 8 * sum(y) for the
-// nibbles' offset of 8; then one FMA per block.
-template <typename Sums, int T>
+// nibbles' offset of 8; then one FMA per block. Stream: the weights come from memory once (decode,
+// or a step of a few tokens), so the next blocks are asked for ahead.
+template <typename Sums, int T, bool Stream>
 void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums, float* s, int64_t ldS) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   __m256 acc[T];
   for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
     const BlockQ4_0x8& xb = x[b];
-    if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
+    if (Stream) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
     __m256i lo[4], hi[4];
     for (int c = 0; c < 4; c++) {
       const __m256i v = simd::load32(xb.qs + 32 * c);
@@ -86,23 +92,32 @@ void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8Bl
   for (int t = 0; t < T; t++) _mm256_storeu_ps(s + t * ldS, acc[t]);
 }
 
-// s[t * ldS + 8g + r] for nGroups groups of 8 packed rows and nt tokens, 4 tokens per tile.
-template <typename Sums>
-void gemmQ4_0x8(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x, const BlockQ8_0* y,
-                const Q8BlockSums* sums) {
+template <typename Sums, bool Stream>
+void q4_0x8Tiles(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x, const BlockQ8_0* y,
+                 const Q8BlockSums* sums) {
   constexpr int T = 4;
   for (int64_t g = 0; g < nGroups; g++) {
     const BlockQ4_0x8* xg = x + g * nb;
     float* sg = s + 8 * g;
     int64_t t = 0;
-    for (; t + T <= nt; t += T) q4_0x8Tile<Sums, T>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
+    for (; t + T <= nt; t += T) q4_0x8Tile<Sums, T, Stream>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
     switch (nt - t) {
-      case 3: q4_0x8Tile<Sums, 3>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 2: q4_0x8Tile<Sums, 2>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 1: q4_0x8Tile<Sums, 1>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 3: q4_0x8Tile<Sums, 3, Stream>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 2: q4_0x8Tile<Sums, 2, Stream>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 1: q4_0x8Tile<Sums, 1, Stream>(nb, xg, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
       default: break;
     }
   }
+}
+
+// s[t * ldS + 8g + r] for nGroups groups of 8 packed rows and nt tokens, 4 tokens per tile; up to
+// 8 tokens (decode, a continuous-batching step) stream the weights, more (prefill) keep a chunk in
+// cache for all of them.
+template <typename Sums>
+void gemmQ4_0x8(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x, const BlockQ8_0* y,
+                const Q8BlockSums* sums) {
+  if (nt <= 8) q4_0x8Tiles<Sums, true>(nb, nGroups, nt, s, ldS, x, y, sums);
+  else q4_0x8Tiles<Sums, false>(nb, nGroups, nt, s, ldS, x, y, sums);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "quants.h"
@@ -57,7 +58,8 @@ inline QuadK quadOf(const BlockQ8_K* const* yb) {
 
 // What the tiles need of 4Q tokens in one block, prepared once per chunk for all its rows: each
 // pair's values of every 32-value chunk c of the block (values 32c..32c+31), their lane sums times
-// -32 (the start of Q6_K's sums), and each quad's sums and scales.
+// -32 (the start of Q6_K's sums), and each quad's sums and scales. Tokens [0, nReal) are real; the
+// rest of the 4Q repeat the last real one, and their results are never stored.
 template <int Q>
 struct PreparedK {
   __m512i y[QK_K / 32][2 * Q];
@@ -66,11 +68,11 @@ struct PreparedK {
 };
 
 template <int Q>
-void prepareK(const char* y, size_t yStride, int64_t nb, PreparedK<Q>* out) {
+void prepareK(const char* y, size_t yStride, int nReal, int64_t nb, PreparedK<Q>* out) {
   const __m512i offset = _mm512_set1_epi8(32);
   for (int64_t b = 0; b < nb; b++) {
     const BlockQ8_K* yb[4 * Q];
-    for (int t = 0; t < 4 * Q; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
+    for (int t = 0; t < 4 * Q; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + std::min(t, nReal - 1) * yStride) + b;
     for (int q = 0; q < Q; q++) out[b].quad[q] = quadOf(yb + 4 * q);
     for (int c = 0; c < QK_K / 32; c++)
       for (int p = 0; p < 2 * Q; p++) {
@@ -95,6 +97,23 @@ inline void addFifthBits(__m512i qh, int g, __m512i* lo, __m512i* hi) {
   *hi = _mm512_or_si512(*hi, _mm512_and_si512(_mm512_slli_epi16(_mm512_srli_epi16(qh, 2 * g + 1), 4), bit4));
 }
 
+// Stream: the weights are read once, from memory (a continuous-batching step of a few tokens), and
+// would leave the arithmetic waiting on each short row: each block is asked for where the next R
+// rows will need it, as decode does.
+template <typename Block, int R, bool Stream>
+inline void prefetchNextRows(const Block* const* xb, size_t xStride) {
+  if (!Stream) return;
+  for (int r = 0; r < R; r++)
+    for (size_t l = 0; l < (sizeof(Block) + 63) / 64; l++)
+      _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
+}
+
+// The first nReal of a tile's T results of row r: s[t * ldS] for token t.
+template <int T>
+inline void storeTokens(const float* v, int nReal, float* s, int64_t ldS) {
+  for (int t = 0; t < T && t < nReal; t++) s[t * ldS] = v[t];
+}
+
 // R rows x 4Q tokens of Q4_K or Q5_K x Q8_K. Per block and row: the scales as int16 pairs for
 // vpdpwssd, and the mins term, 4 tokens to a vector (lanes 4k..4k+3 are token k's): for Q4_K the
 // 4-lane accumulators of minsTerm; for Q5_K the block's exact integer sum in every lane of the
@@ -102,9 +121,9 @@ inline void addFifthBits(__m512i qh, int g, __m512i* lo, __m512i* hi) {
 // nibbles (sub-blocks 2g and 2g + 1), with Q5_K's fifth bits.
 template <typename Block, bool kFifthBit>
 struct ScaleMinK {
-  template <int R, int Q>
+  template <int R, int Q, bool Stream>
   struct Tile {
-    static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
+    static void run(int64_t n, int nReal, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
       constexpr int P = 2 * Q, T = 4 * Q;
       const __m512i low4 = _mm512_set1_epi8(0x0f);
       __m512 acc[R][P], accMins[R][Q];
@@ -115,6 +134,7 @@ struct ScaleMinK {
       for (int64_t b = 0; b < n / QK_K; b++) {
         const Block* xb[R];
         for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
+        prefetchNextRows<Block, R, Stream>(xb, xStride);
         const QuadK* quad = tb[b].quad;
 
         alignas(32) uint32_t sc[R][8];
@@ -158,27 +178,29 @@ struct ScaleMinK {
       for (int r = 0; r < R; r++) {
         alignas(64) float mins[Q][16];
         for (int q = 0; q < Q; q++) _mm512_store_ps(mins[q], accMins[r][q]);
+        float v[T];
         for (int t = 0; t < T; t++) {
           const float* m = mins[t / 4] + 4 * (t % 4);
-          s[t * ldS + r] = hsum(half(acc[r][t / 2], t % 2)) + (kFifthBit ? m[0] : hsum(_mm_load_ps(m)));
+          v[t] = hsum(half(acc[r][t / 2], t % 2)) + (kFifthBit ? m[0] : hsum(_mm_load_ps(m)));
         }
+        storeTokens<T>(v, nReal, s + r, ldS);
       }
     }
   };
 };
-template <int R, int Q>
-using Q4KTile = ScaleMinK<BlockQ4_K, false>::Tile<R, Q>;
-template <int R, int Q>
-using Q5KTile = ScaleMinK<BlockQ5_K, true>::Tile<R, Q>;
+template <int R, int Q, bool Stream>
+using Q4KTile = ScaleMinK<BlockQ4_K, false>::Tile<R, Q, Stream>;
+template <int R, int Q, bool Stream>
+using Q5KTile = ScaleMinK<BlockQ5_K, true>::Tile<R, Q, Stream>;
 
 // R rows x 4Q tokens of Q6_K x Q8_K. vecDotQ6_K_avx2 takes the offset of 32 off each pair sum of
 // 6-bit values; here each 4-value lane sum starts from -32 * sum(y) (int32, once per token pair
 // for all rows), vpdpbusd adds the lane's products, and vpdpwssd multiplies that sum (within int16)
 // by the sub-block's scale, held in the low 16 bits of each lane with a zero above: the same int32
 // lanes as the AVX2 madd of the corrected pair sums.
-template <int R, int Q>
+template <int R, int Q, bool Stream>
 struct Q6KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
+  static void run(int64_t n, int nReal, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
     constexpr int P = 2 * Q, T = 4 * Q;
     const __m512i low4 = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
     __m512 acc[R][P];
@@ -187,6 +209,7 @@ struct Q6KTile {
     for (int64_t b = 0; b < n / QK_K; b++) {
       const BlockQ6_K* xb[R];
       for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const BlockQ6_K*>(x + r * xStride) + b;
+      prefetchNextRows<BlockQ6_K, R, Stream>(xb, xStride);
       // The 16 int8 scales as int32 lanes holding the scale's 16 bits.
       __m512i scales[R];
       for (int r = 0; r < R; r++)
@@ -220,8 +243,11 @@ struct Q6KTile {
           acc[r][p] = _mm512_fmadd_ps(_mm512_mul_ps(dx, tb[b].quad[p / 2].dy[p % 2]), _mm512_cvtepi32_ps(sumi[r][p]), acc[r][p]);
       }
     }
-    for (int r = 0; r < R; r++)
-      for (int t = 0; t < T; t++) s[t * ldS + r] = hsum(half(acc[r][t / 2], t % 2));
+    for (int r = 0; r < R; r++) {
+      float v[T];
+      for (int t = 0; t < T; t++) v[t] = hsum(half(acc[r][t / 2], t % 2));
+      storeTokens<T>(v, nReal, s + r, ldS);
+    }
   }
 };
 
@@ -362,41 +388,50 @@ int64_t decodeRows(int64_t n, int64_t nr, float* s, const void* vx, size_t xStri
   return r;
 }
 
-// Tile<kRows, Q> over tokens [t0, t1) in steps of 4Q and, for each step, the rows in fours (the last
-// ones Tile<1, Q>): a step's tokens stay in L1 while the chunk's rows come from L2 (one thread,
-// GFLOP/s, rows outer -> tokens outer: Q4_K 139 -> 147 and 125 -> 143, Q6_K 120 -> 129 and
-// 112 -> 127 for 512x2048->5632 and 512x5632->2048).
+// Tile<kRows, Q> over one tile of 4Q tokens (nReal of them real) and the rows in fours (the last
+// ones Tile<1, Q>); the caller walks tokens outer, so a tile's prepared tokens stay in L1 while the
+// chunk's rows come from L2 (one thread, GFLOP/s, rows outer -> tokens outer: Q4_K 139 -> 147 and
+// 125 -> 143, Q6_K 120 -> 129 and 112 -> 127 for 512x2048->5632 and 512x5632->2048).
 constexpr int kRows = 4;
-template <template <int, int> class Tile, int Q>
-void walk(int64_t n, int64_t nr, int64_t t0, int64_t t1, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
-          size_t yStride) {
+template <template <int, int, bool> class Tile, int Q, bool Stream>
+void walkRows(int64_t n, int64_t nr, int nReal, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
+  int64_t r = 0;
+  for (; r + kRows <= nr; r += kRows) Tile<kRows, Q, Stream>::run(n, nReal, s + r, ldS, x + r * xStride, xStride, tb);
+  for (; r < nr; r++) Tile<1, Q, Stream>::run(n, nReal, s + r, ldS, x + r * xStride, xStride, tb);
+}
+
+template <template <int, int, bool> class Tile, int Q>
+void walkTile(int64_t n, int64_t nr, int nReal, bool stream, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
+              size_t yStride) {
   const int64_t nb = n / QK_K;
   thread_local std::vector<PreparedK<Q>> prepared;
   if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
-  for (int64_t t = t0; t < t1; t += 4 * Q) {
-    prepareK<Q>(y + t * yStride, yStride, nb, prepared.data());
-    int64_t r = 0;
-    for (; r + kRows <= nr; r += kRows) Tile<kRows, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, prepared.data());
-    for (; r < nr; r++) Tile<1, Q>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, prepared.data());
-  }
+  prepareK<Q>(y, yStride, nReal, nb, prepared.data());
+  if (stream) walkRows<Tile, Q, true>(n, nr, nReal, s, ldS, x, xStride, prepared.data());
+  else walkRows<Tile, Q, false>(n, nr, nReal, s, ldS, x, xStride, prepared.data());
 }
 
-// Tiles of 8 tokens, then one of 4 where 4-7 are left; the number of tokens done.
-template <template <int, int> class Tile>
+// Tiles of 8 tokens; 2-7 left over take one tile of 4 or 8 with the last token repeated (a
+// continuous-batching step of a few decode rows is one such tile: it streams its weights); the
+// number of tokens done, leaving a last single token to the caller.
+template <template <int, int, bool> class Tile>
 int64_t walkTokens(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride, const void* y,
                    size_t yStride) {
   const char* xb = static_cast<const char*>(x);
   const char* yb = static_cast<const char*>(y);
-  const int64_t eights = nt / 8 * 8, fours = nt / 4 * 4;
-  walk<Tile, 2>(n, nr, 0, eights, s, ldS, xb, xStride, yb, yStride);
-  walk<Tile, 1>(n, nr, eights, fours, s, ldS, xb, xStride, yb, yStride);
-  return fours;
+  const bool stream = nt <= 8;
+  int64_t t = 0;
+  for (; t + 8 <= nt; t += 8) walkTile<Tile, 2>(n, nr, 8, stream, s + t * ldS, ldS, xb, xStride, yb + t * yStride, yStride);
+  const int rest = (int)(nt - t);
+  if (rest >= 2 && rest <= 4) walkTile<Tile, 1>(n, nr, rest, stream, s + t * ldS, ldS, xb, xStride, yb + t * yStride, yStride);
+  if (rest > 4) walkTile<Tile, 2>(n, nr, rest, stream, s + t * ldS, ldS, xb, xStride, yb + t * yStride, yStride);
+  return rest >= 2 ? nt : t;
 }
 
-// Decode through Rows (2P rows at a time), prefill through Tile; what is left (1-3 rows or tokens)
-// through the AVX2 tiles, which give the same bits.
+// Decode through Rows (2P rows at a time), several tokens through Tile; what is left (1-3 rows, or
+// a last single token) through the AVX2 kernels, which give the same bits.
 using RowsFn = void (*)(int64_t, float*, const char*, size_t, const BlockQ8_K*);
-template <template <int, int> class Tile, RowsFn Rows2, RowsFn Rows1, VecDotManyFn Avx2>
+template <template <int, int, bool> class Tile, RowsFn Rows2, RowsFn Rows1, VecDotManyFn Avx2>
 void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride, const void* y, size_t yStride) {
   if (nt == 1) {
     const int64_t r = decodeRows<Rows2, Rows1>(n, nr, s, x, xStride, y);

@@ -67,9 +67,9 @@ export class Metrics {
     }
   }
 
-  /** Requests beyond the slot count wait in the runtime's FIFO queue. */
+  /** Requests waiting in the runtime's FIFO queue for a slot, as the runtime counts them. */
   get queueDepth(): number {
-    return Math.max(0, this.generationsInFlight - this.slots);
+    return this.load().waiting;
   }
 
   render(): string {
@@ -86,9 +86,9 @@ export class Metrics {
     metric('kiln_decode_seconds_total', 'counter', 'Time spent in decode steps.', [['', this.decodeSeconds]]);
     metric('kiln_decode_tokens_per_second', 'gauge', 'Decode speed of the last finished generation.', [['', this.lastDecodeTokensPerSecond]]);
     metric('kiln_requests_in_flight', 'gauge', 'Generations running or waiting for a slot.', [['', this.generationsInFlight]]);
-    metric('kiln_queue_depth', 'gauge', 'Generations waiting for a sequence slot.', [['', this.queueDepth]]);
-    metric('kiln_slots', 'gauge', 'Sequence slots (--parallel).', [['', this.slots]]);
     const load = this.load();
+    metric('kiln_queue_depth', 'gauge', 'Generations waiting for a sequence slot (kiln_sequences_waiting).', [['', load.waiting]]);
+    metric('kiln_slots', 'gauge', 'Sequence slots (--parallel).', [['', this.slots]]);
     metric('kiln_sequences_running', 'gauge', 'Sequences holding a slot (prefilling or decoding).', [['', load.running]]);
     metric('kiln_sequences_waiting', 'gauge', 'Requests waiting for a slot.', [['', load.waiting]]);
     metric('kiln_step_tokens', 'gauge', 'Tokens in the last forward step (decode tokens and prefill chunks).', [['', load.lastStepTokens]]);

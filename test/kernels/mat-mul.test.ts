@@ -131,10 +131,12 @@ describe('mulMat: best kernels against generic', () => {
   });
 
   it('integer-dot types: the AVX-512 tier gives the AVX2 tier\'s bits', () => {
-    // Token counts cover the AVX-512 tiles' 8- and 4-token steps and the 1-3 left to the AVX2 tiles;
-    // one token is decode (rows in pairs, 67 rows leave one to the AVX2 kernel).
+    // Token counts cover the AVX-512 tiles' 8- and 4-token steps and the 1-3 left to the AVX2 tiles,
+    // Q8_0's groups of 1-4 token pairs (an odd count's last pair half empty) for continuous-batching
+    // steps of 2-8 tokens and after 8 in prefill; one token is decode (rows in pairs, 67 rows leave
+    // one to the AVX2 kernel).
     for (const type of [GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K]) {
-      for (const nTokens of [1, 3, 4, 8, 13, 19]) {
+      for (const nTokens of [1, 2, 3, 4, 5, 6, 7, 8, 13, 19]) {
         const p = problem(type, nTokens, 270 + nTokens);
         expect(run(p, 'best', 2), `${GGML_TYPES[type].name}, ${nTokens} token(s)`).toEqual(run(p, 'avx2', 2));
       }

@@ -5,7 +5,7 @@ import { native } from '../../native/binding.js';
 import { InvalidArgumentError } from '../../errors.js';
 import type { Backend, CompileOptions, CompiledGraph } from '../backend.js';
 import { batchSegments } from '../batch-segments.js';
-import { toNativeGraph } from '../native-graph.js';
+import { nativeStepError, toNativeGraph } from '../native-graph.js';
 
 export class CpuBackend implements Backend {
   readonly name = 'cpu' as const;
@@ -25,7 +25,9 @@ export class CpuBackend implements Backend {
     // The plan runs one step at a time; requests on other slots queue here, in call order.
     let tail: Promise<unknown> = Promise.resolve();
     const queued = (step: () => Promise<void>): Promise<void> => {
-      const run = tail.then(step);
+      const run = tail.then(step).catch((err: unknown) => {
+        throw nativeStepError(err);
+      });
       tail = run.catch(() => {});
       return run;
     };

@@ -7,7 +7,13 @@ import { type CudaDevice, type CudaDeviceList, native, type NativeCudaPlan } fro
 import type { Backend, BatchStep, CompileOptions, CompiledGraph } from '../backend.js';
 import { batchSegments } from '../batch-segments.js';
 import { cudaErrorFrom, CudaUnavailableError } from './errors.js';
-import { toNativeGraph } from '../native-graph.js';
+import { nativeStepError, toNativeGraph } from '../native-graph.js';
+
+/** A failed step's typed error: a step the plan refuses, or a failure on the device. */
+function stepError(err: unknown): never {
+  const typed = nativeStepError(err);
+  throw typed === err ? cudaErrorFrom(err) : typed;
+}
 
 export interface CudaBackendOptions {
   /** CUDA device index; default 0. */
@@ -37,18 +43,18 @@ export class CudaGraph implements CompiledGraph {
   ) {}
 
   forward(tokens: Int32Array, positions: Int32Array, slot: number, allOutputs: boolean, out: Float32Array): Promise<void> {
-    return this.plan.forward(tokens, positions, slot, allOutputs, out);
+    return this.plan.forward(tokens, positions, slot, allOutputs, out).catch(stepError);
   }
 
   async forwardBatch(step: BatchStep, out: Float32Array): Promise<void> {
     // Typed errors for a malformed step; the native plan checks it again before any work.
     batchSegments(step, this.slots);
-    return this.plan.forwardBatch(step.tokens, step.positions, step.slots, step.outputs, out);
+    return this.plan.forwardBatch(step.tokens, step.positions, step.slots, step.outputs, out).catch(stepError);
   }
 
   /** A forward step that returns the argmax of the last token's output row, copying back 4 bytes instead of the row. */
   forwardArgmax(tokens: Int32Array, positions: Int32Array, slot: number): Promise<number> {
-    return this.plan.forwardArgmax(tokens, positions, slot);
+    return this.plan.forwardArgmax(tokens, positions, slot).catch(stepError);
   }
 
   /** Device milliseconds per step over `iterations` runs of one step; the step writes the slot's KV cache. */
