@@ -9,7 +9,7 @@ import { ruleAutomaton } from './rule-automaton.js';
 
 export class Grammar {
   readonly ruleNames: readonly string[];
-  /** Rules whose masks are computed when the grammar is compiled (see GrammarRule.eager). */
+  /** Rules whose class tries are built when the grammar is compiled (see GrammarRule.eager). */
   readonly eagerRules: readonly number[];
   readonly root: number;
   /** First global state of each rule (its start state). */

@@ -5,6 +5,11 @@
 // trie node is kept ("dependents") and its subtree is walked again, from the real caller's state,
 // when a mask is asked for. Grammars share these through the vocabulary's index, keyed by the
 // rule's canonical signature, so a JSON string body is walked once per vocabulary, not per schema.
+// Three shortcuts keep a state's first walk small: a rule without calls walks on its own automaton
+// (no matcher sets to intern); a format's or pattern's state walks the vocabulary's class trie for
+// the rule's byte classes (see ClassTrie); and where the rule takes any string character up to a
+// bound (a string body, a maxLength), the string-character tokens up to the bound are one kept
+// bitset and only the other tokens are walked (see sliceReach).
 import { type ClassRule, classRule, type ClassTrie } from './class-trie.js';
 import type { Grammar } from './grammar.js';
 import { DEAD, EMPTY_STACK, Pda } from './pda.js';

@@ -2,7 +2,8 @@
 // bytes, the end-of-generation ids, the token trie, and the string-character slice: the tokens
 // made only of characters a JSON string takes as they are (UTF-8, possibly ending inside a
 // character), with a second trie of all other tokens. From a grammar state where every such
-// token is allowed, a mask is that slice's bitset plus a walk of the (much smaller) second trie.
+// token is allowed, a mask is that slice's bitset plus a walk of the (much smaller) second trie;
+// under a length bound, the bitset of the slice tokens that start at most the characters left.
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 import { type ClassRule, ClassTrie } from './class-trie.js';
 import { TokenTrie } from './token-trie.js';
