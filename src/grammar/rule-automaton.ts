@@ -18,7 +18,7 @@ export interface RuleAutomaton {
 const utf8 = new TextEncoder();
 
 /** States times symbols (byte runs and called rules) minimize() may take on; larger automata stay as they are. */
-const MAX_MINIMIZE_WORK = 4_000_000;
+const MAX_MINIMIZE_WORK = 2_000_000;
 
 class Nfa {
   readonly eps: number[][] = [];
