@@ -9,6 +9,8 @@
 // Compiled with -mavx2 -mfma -mf16c.
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "quants.h"
@@ -246,20 +248,46 @@ struct Q6KKind {
   }
 };
 
+// Rows ahead of the one in the tile that a streaming walk asks for.
+constexpr int64_t kStreamRowsAhead = 2;
+
 // Tokens [t0, t1) in steps of T: each step is prepared once, then meets the chunk's rows one by one.
-template <typename Kind, int T>
+// Stream: the weights are read once, from memory (a continuous-batching step of a few tokens), and
+// the arithmetic would otherwise wait on every row: each row is asked for whole two rows ahead.
+template <typename Kind, int T, bool Stream = false>
 void walk(int64_t nb, int64_t nr, int64_t t0, int64_t t1, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
           size_t yStride) {
   thread_local std::vector<typename Kind::template Prepared<T>> prepared;
   if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
   for (int64_t t = t0; t < t1; t += T) {
     Kind::template prepare<T>(y + t * yStride, yStride, nb, prepared.data());
-    for (int64_t r = 0; r < nr; r++) Kind::template tile<T>(nb, s + t * ldS + r, ldS, x + r * xStride, prepared.data());
+    for (int64_t r = 0; r < nr; r++) {
+      if (Stream && r + kStreamRowsAhead < nr) {
+        const char* ahead = x + (r + kStreamRowsAhead) * xStride;
+        for (size_t l = 0; l < xStride; l += 64) _mm_prefetch(ahead + l, _MM_HINT_T0);
+      }
+      Kind::template tile<T>(nb, s + t * ldS + r, ldS, x + r * xStride, prepared.data());
+    }
   }
 }
 
-// Tiles of 8 tokens, then one of 4 where 4-7 are left, then the rest (1-3 tokens, or decode)
-// through `few`, the row tiles with the same bits. One thread of 512x2048 -> 5632, GFLOP per CPU
+// A continuous-batching step of 2-8 tokens: one tile of T (4 or 8) with the last token repeated
+// to fill it, streamed, through copies of the activations and results (a few kilobytes), so the
+// tiles stay as they are. Every token keeps its bits: the tiles compute each token on its own.
+template <typename Kind, int T>
+void padded(int64_t nb, int64_t nr, int64_t nt, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
+  thread_local std::vector<char> ys;
+  thread_local std::vector<float> out;
+  ys.resize(T * yStride);
+  out.resize((size_t)(T * nr));
+  for (int64_t t = 0; t < T; t++) std::memcpy(ys.data() + t * yStride, y + std::min(t, nt - 1) * yStride, yStride);
+  walk<Kind, T, true>(nb, nr, 0, T, out.data(), nr, x, xStride, ys.data(), yStride);
+  for (int64_t t = 0; t < nt; t++) std::memcpy(s + t * ldS, out.data() + t * nr, nr * sizeof(float));
+}
+
+// A step of 2-8 tokens as one padded, streamed tile; more (prefill): tiles of 8 tokens, then one of
+// 4 where 4-7 are left, then the rest (1-3 tokens), and decode, through `few`, the row tiles with
+// the same bits. One thread of 512x2048 -> 5632, GFLOP per CPU
 // second, Q4_K / Q5_K / Q6_K, tile shapes (rows x tokens) measured with a madd per sub-block:
 // 1x8 119 / 104 / 96, 1x10 122 / 107 / 93, 1x12 122 / 111 / 87, 2x4 105 / 85 / 80, 2x8 109 / 98 / 85,
 // 3x4 101 / 90 / 82; 1x8 with the pairs' one madd 125 / 117 / 109; the row tiles alone 72 / 64 / 50.
@@ -269,6 +297,8 @@ void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* 
   const char* x = static_cast<const char*>(vx);
   const char* y = static_cast<const char*>(vy);
   const int64_t nb = n / QK_K, eights = nt / 8 * 8, fours = nt / 4 * 4;
+  if (nt >= 2 && nt <= 4) return padded<Kind, 4>(nb, nr, nt, s, ldS, x, xStride, y, yStride);
+  if (nt > 4 && nt <= 8) return padded<Kind, 8>(nb, nr, nt, s, ldS, x, xStride, y, yStride);
   walk<Kind, 8>(nb, nr, 0, eights, s, ldS, x, xStride, y, yStride);
   walk<Kind, 4>(nb, nr, eights, fours, s, ldS, x, xStride, y, yStride);
   if (fours < nt) few(n, nr, nt - fours, s + fours * ldS, ldS, vx, xStride, y + fours * yStride, yStride);

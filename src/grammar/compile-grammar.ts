@@ -7,6 +7,7 @@ import type { GrammarDefinition } from './expr.js';
 import { GrammarError } from './errors.js';
 import { gbnfGrammar } from './gbnf.js';
 import { Grammar } from './grammar.js';
+import { FORMATS } from './json-formats.js';
 import { jsonSchemaGrammar, type JsonSchemaOptions } from './json-schema.js';
 import { type CompiledGrammar, GrammarMatcher } from './matcher.js';
 import { NodeMasks } from './node-masks.js';
@@ -21,11 +22,6 @@ export type GrammarSpec =
   /** Output matches the regular expression (ECMAScript syntax) as a whole. */
   | { regex: string };
 
-/**
- * Largest eager rule whose masks are computed at compile time; a bigger one (a long maxLength
- * under a pattern) would cost seconds there, and its masks come as its states are reached.
- */
-const MAX_EAGER_STATES = 1000;
 /** Compiled grammars kept per vocabulary, by spec. */
 const MAX_CACHED = 64;
 const cache = new WeakMap<object, Map<string, CompiledGrammar>>();
@@ -55,13 +51,16 @@ export function grammarDefinition(spec: GrammarSpec): GrammarDefinition {
 const warmed = new WeakSet<TokenIndex>();
 
 /**
- * Computes, once per vocabulary, the masks of the pieces every JSON grammar shares (a string's
- * body, any JSON value, numbers): they are the largest walks (nearly every token fits inside a
- * string), and done here they never land on a request's first tokens.
+ * Computes, once per vocabulary, the masks of the pieces JSON grammars share, so they never land
+ * on a request's first tokens: a string's body, any JSON value and numbers (the largest walks:
+ * nearly every token fits inside a string), and the string formats (their automata, class tries
+ * and masks: a format is the same rule in every schema that names it, so its masks are shared).
  */
 function warmSharedMasks(index: TokenIndex): void {
   // Any value (strings, numbers), and an object key that is not a declared name (additional properties).
-  for (const schema of [true, { properties: { a: true } }]) {
+  const schemas: unknown[] = [true, { properties: { a: true } }];
+  for (const format of Object.keys(FORMATS)) schemas.push({ type: 'string', format });
+  for (const schema of schemas) {
     const grammar = new Grammar(jsonSchemaGrammar(schema));
     const masks = new NodeMasks(grammar, index);
     for (let s = 0; s < grammar.stateCount; s++) if (grammar.hasBytes(s)) masks.get(s);
@@ -97,11 +96,10 @@ export function compileDefinition(define: () => GrammarDefinition, tokenizer: To
   if (compiled === undefined) {
     const grammar = new Grammar(define());
     compiled = { grammar, index, nodeMasks: new NodeMasks(grammar, index) };
-    for (const rule of grammar.eagerRules) {
-      const [first, end] = grammar.statesOf(rule);
-      if (end - first > MAX_EAGER_STATES) continue;
-      for (let s = first; s < end; s++) if (grammar.hasBytes(s)) compiled.nodeMasks.get(s);
-    }
+    // Masks come as states are reached (a format's or pattern's state walks its class trie, a
+    // length-bounded string's takes the slice up to its bound); the class tries, a pass over the
+    // vocabulary each, are built here.
+    for (const rule of grammar.eagerRules) compiled.nodeMasks.classWalkOf(rule);
     if (byKey.size >= MAX_CACHED) byKey.delete(byKey.keys().next().value!);
   } else {
     byKey.delete(key);

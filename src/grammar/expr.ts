@@ -32,9 +32,9 @@ export interface GrammarRule {
   readonly name: string;
   readonly body: Expr;
   /**
-   * Compute the masks of all this rule's states when the grammar is compiled, not when first
-   * asked: for regular pieces with many states (formats, patterns) whose masks are shared by every
-   * grammar that uses them, so their cost lands on the first compile, not on a request's tokens.
+   * A regular piece with many states (a format, a pattern, a length bound): its states' masks walk
+   * a trie of the vocabulary by the rule's byte classes when the rule takes ASCII only (see
+   * ClassTrie), built when the grammar is compiled, so a state's first mask costs a small walk.
    */
   readonly eager?: boolean;
 }

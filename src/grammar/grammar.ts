@@ -9,7 +9,7 @@ import { ruleAutomaton } from './rule-automaton.js';
 
 export class Grammar {
   readonly ruleNames: readonly string[];
-  /** Rules whose masks are computed when the grammar is compiled (see GrammarRule.eager). */
+  /** Rules whose class tries are built when the grammar is compiled (see GrammarRule.eager). */
   readonly eagerRules: readonly number[];
   readonly root: number;
   /** First global state of each rule (its start state). */
@@ -117,12 +117,14 @@ export class Grammar {
    */
   representatives(lo: number, hi: number): number[] {
     if (this.cuts === null) {
-      const set = new Set<number>([0]);
+      const isCut = new Uint8Array(257);
+      isCut[0] = 1;
       for (let i = 0; i < this.byteLo.length; i++) {
-        set.add(this.byteLo[i]!);
-        if (this.byteHi[i]! < 255) set.add(this.byteHi[i]! + 1);
+        isCut[this.byteLo[i]!] = 1;
+        isCut[this.byteHi[i]! + 1] = 1;
       }
-      this.cuts = [...set].sort((a, b) => a - b);
+      this.cuts = [];
+      for (let b = 0; b < 256; b++) if (isCut[b]) this.cuts.push(b);
     }
     const out = [lo];
     for (const c of this.cuts) if (c > lo && c <= hi) out.push(c);
@@ -150,6 +152,10 @@ export class Grammar {
   ruleSignature(rule: number, limit = Infinity): string | null {
     let sig = this.signatures.get(rule);
     if (sig !== undefined) return sig;
+    if (this.signatureAtLeast(rule, limit) > limit) {
+      this.signatures.set(rule, null);
+      return null;
+    }
     const order = [rule];
     const index = new Map([[rule, 0]]);
     const parts: string[] = [];
@@ -184,6 +190,29 @@ export class Grammar {
     this.signatures.set(rule, sig);
     return sig;
   }
+  /**
+   * A lower bound on the length of ruleSignature(rule), counting two characters per state and five
+   * per edge of the rules it reaches, stopping past `limit`: a big one-off rule (an object with
+   * many properties, a long counted string) is refused without spelling it out.
+   */
+  private signatureAtLeast(rule: number, limit: number): number {
+    const seen = new Set([rule]);
+    const work = [rule];
+    let length = 0;
+    while (work.length > 0 && length <= limit) {
+      const [first, end] = this.statesOf(work.pop()!);
+      length += 2 * (end - first) + 5 * (this.byteStart[end]! - this.byteStart[first]! + this.callStart[end]! - this.callStart[first]!);
+      for (let i = this.callStart[first]!; i < this.callStart[end]!; i++) {
+        const callee = this.callRule[i]!;
+        if (!seen.has(callee)) {
+          seen.add(callee);
+          work.push(callee);
+        }
+      }
+    }
+    return length;
+  }
+
 }
 
 /** Rule automata kept across grammars, by the text of the rule's body (shared pieces recur in every schema). */

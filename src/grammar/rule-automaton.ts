@@ -17,8 +17,8 @@ export interface RuleAutomaton {
 
 const utf8 = new TextEncoder();
 
-/** States times refinement rounds minimize() may spend. */
-const MAX_MINIMIZE_WORK = 200_000;
+/** States times symbols (byte runs and called rules) minimize() may take on; larger automata stay as they are. */
+const MAX_MINIMIZE_WORK = 2_000_000;
 
 class Nfa {
   readonly eps: number[][] = [];
@@ -125,18 +125,32 @@ class Nfa {
     }
   }
 
-  closure(states: number[]): number[] {
-    const seen = new Set<number>(states);
-    const work = states.slice();
-    while (work.length > 0) {
-      for (const t of this.eps[work.pop()!]!) {
-        if (!seen.has(t)) {
-          seen.add(t);
-          work.push(t);
+  /** Per state: the last closure() that reached it (so a closure needs no set of its own). */
+  private mark = new Int32Array(64);
+  private stamp = 0;
+
+  /** The states reachable from `states` by epsilon edges, ascending. */
+  closure(states: ArrayLike<number>): Int32Array {
+    if (this.mark.length < this.eps.length) this.mark = new Int32Array(this.eps.length * 2);
+    const mark = this.mark;
+    const stamp = ++this.stamp;
+    const out: number[] = [];
+    for (let i = 0; i < states.length; i++) {
+      const s = states[i]!;
+      if (mark[s] !== stamp) {
+        mark[s] = stamp;
+        out.push(s);
+      }
+    }
+    for (let k = 0; k < out.length; k++) {
+      for (const t of this.eps[out[k]!]!) {
+        if (mark[t] !== stamp) {
+          mark[t] = stamp;
+          out.push(t);
         }
       }
     }
-    return [...seen].sort((a, b) => a - b);
+    return Int32Array.from(out).sort();
   }
 }
 
@@ -147,8 +161,8 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
   const accept = nfa.build(body, start);
   const out: RuleAutomaton = { accepting: [], bytes: [], calls: [] };
   const ids = new Map<string, number>();
-  const sets: number[][] = [];
-  const intern = (set: number[]): number => {
+  const sets: Int32Array[] = [];
+  const intern = (set: Int32Array): number => {
     const key = set.join(',');
     let id = ids.get(key);
     if (id === undefined) {
@@ -163,29 +177,33 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
   // Work done so far (set members, edges and call targets looked at): a bound on time for hostile rules
   // (an exponential determinization), not only on the number of states.
   let work = 0;
+  // Scratch space reused for every state (the construction of a long counted string makes thousands).
+  const edges: number[] = [];
+  const cuts: number[] = [];
+  const targets: number[] = [];
   for (let d = 0; d < sets.length; d++) {
     const set = sets[d]!;
     work += set.length;
     if (work > MAX_DETERMINIZE_WORK) throw new GrammarError('the grammar is too large: determinizing one of its rules takes too long; simplify it');
     out.accepting.push(set.includes(accept));
     // Byte edges: cut the members' ranges into pieces no member's range straddles.
-    const edges: number[] = [];
-    const cuts = new Set<number>();
+    edges.length = 0;
+    cuts.length = 0;
     for (const s of set) {
       const b = nfa.bytes[s]!;
       for (let i = 0; i < b.length; i += 3) {
         edges.push(b[i]!, b[i + 1]!, b[i + 2]!);
-        cuts.add(b[i]!);
-        cuts.add(b[i + 1]! + 1);
+        cuts.push(b[i]!, b[i + 1]! + 1);
       }
     }
-    const points = [...cuts].sort((a, b) => a - b);
+    const points = Int32Array.from(cuts).sort();
     work += edges.length / 3;
     const row: number[] = [];
     for (let p = 0; p + 1 < points.length; p++) {
       const lo = points[p]!;
       const hi = points[p + 1]! - 1;
-      const targets: number[] = [];
+      if (hi < lo) continue; // a cut made twice
+      targets.length = 0;
       for (let i = 0; i < edges.length; i += 3) if (edges[i]! <= lo && hi <= edges[i + 1]!) targets.push(edges[i + 2]!);
       if (targets.length === 0) continue;
       const to = intern(nfa.closure(targets));
@@ -195,6 +213,10 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
       else row.push(lo, hi, to);
     }
     out.bytes.push(row);
+    if (!set.some((s) => nfa.calls[s]!.length > 0)) {
+      out.calls.push([]);
+      continue;
+    }
     const byRule = new Map<number, number[]>();
     for (const s of set) {
       const c = nfa.calls[s]!;
@@ -205,9 +227,9 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
       }
     }
     const calls: number[] = [];
-    for (const [rule, targets] of [...byRule].sort((a, b) => a[0] - b[0])) {
-      work += targets.length;
-      calls.push(rule, intern(nfa.closure(targets)));
+    for (const [rule, callTargets] of [...byRule].sort((a, b) => a[0] - b[0])) {
+      work += callTargets.length;
+      calls.push(rule, intern(nfa.closure(callTargets)));
     }
     out.calls.push(calls);
   }
@@ -215,47 +237,135 @@ export function ruleAutomaton(body: Expr, stateBudget = MAX_DFA_STATES): RuleAut
 }
 
 /**
- * The automaton with equivalent states merged (Moore's partition refinement): the subset
- * construction of a format or pattern leaves many states that accept the same continuations, and
- * every state with bytes costs the matcher a walk of the vocabulary's trie.
+ * The automaton with equivalent states merged (Hopcroft's partition refinement, O(k n log n) for
+ * n states and k symbols): the subset construction of a format or pattern leaves many states that
+ * accept the same continuations, and every state with bytes costs the matcher a walk of the
+ * vocabulary's trie. A missing edge goes to a sink state of its own, so two states are merged
+ * exactly when they have the same edges up to the merging.
  */
 function minimize(a: RuleAutomaton): RuleAutomaton {
   const n = a.accepting.length;
-  let cls: number[] = a.accepting.map((acc) => (acc ? 1 : 0));
-  let count = new Set(cls).size;
-  // Each round costs a pass over the states, and a long chain (a counted repetition) needs as many
-  // rounds as it has states: past this much work the automaton stays as it is.
-  let budget = MAX_MINIMIZE_WORK;
-  for (;;) {
-    budget -= n;
-    if (budget < 0) return a;
-    const ids = new Map<string, number>();
-    const next = new Array<number>(n);
-    for (let s = 0; s < n; s++) {
-      const b = a.bytes[s]!;
-      const c = a.calls[s]!;
-      let key = `${cls[s]}|`;
-      // Neighbouring ranges whose targets are one class are one range (as the merged rows will be).
-      for (let i = 0; i < b.length; i += 3) {
-        const lo = b[i]!;
-        let hi = b[i + 1]!;
-        const to = cls[b[i + 2]!];
-        while (i + 3 < b.length && b[i + 3] === hi + 1 && cls[b[i + 5]!] === to) {
-          i += 3;
-          hi = b[i + 1]!;
-        }
-        key += `${lo},${hi},${to};`;
-      }
-      key += '|';
-      for (let i = 0; i < c.length; i += 2) key += `${c[i]},${cls[c[i + 1]!]};`;
-      let id = ids.get(key);
-      if (id === undefined) ids.set(key, (id = ids.size));
-      next[s] = id;
+  const sink = n;
+  const size = n + 1;
+  // Symbols: runs of bytes every state treats alike, then each called rule.
+  const cuts = new Set<number>([0]);
+  for (const row of a.bytes) {
+    for (let i = 0; i < row.length; i += 3) {
+      cuts.add(row[i]!);
+      if (row[i + 1]! < 255) cuts.add(row[i + 1]! + 1);
     }
-    cls = next;
-    if (ids.size === count) break;
-    count = ids.size;
   }
+  const points = [...cuts].sort((x, y) => x - y);
+  const runOf = new Int32Array(256);
+  for (let j = 0; j < points.length; j++) runOf.fill(j, points[j]!, j + 1 < points.length ? points[j + 1]! : 256);
+  const callees = [...new Set(a.calls.flatMap((c) => c.filter((_, i) => i % 2 === 0)))];
+  if (size * (points.length + callees.length) > MAX_MINIMIZE_WORK) return a;
+  const columns: Int32Array[] = [];
+  const seen = new Set<string>();
+  const addColumn = (column: Int32Array): void => {
+    const key = column.join(',');
+    if (!seen.has(key)) {
+      seen.add(key);
+      columns.push(column);
+    }
+  };
+  const runs = points.map(() => new Int32Array(size).fill(sink));
+  a.bytes.forEach((row, s) => {
+    for (let i = 0; i < row.length; i += 3) for (let j = runOf[row[i]!]!; j <= runOf[row[i + 1]!]!; j++) runs[j]![s] = row[i + 2]!;
+  });
+  runs.forEach(addColumn);
+  for (const rule of callees) {
+    const column = new Int32Array(size).fill(sink);
+    a.calls.forEach((c, s) => {
+      for (let i = 0; i < c.length; i += 2) if (c[i] === rule) column[s] = c[i + 1]!;
+    });
+    addColumn(column);
+  }
+  const k = columns.length;
+  // Predecessors per symbol and target: from[fromStart[x * size + t] .. fromStart[x * size + t + 1]].
+  const fromStart = new Int32Array(k * size + 1);
+  columns.forEach((col, x) => {
+    for (let s = 0; s < size; s++) fromStart[x * size + col[s]! + 1]!++;
+  });
+  for (let i = 0; i < k * size; i++) fromStart[i + 1]! += fromStart[i]!;
+  const from = new Int32Array(k * size);
+  const fill = fromStart.slice(0, k * size);
+  columns.forEach((col, x) => {
+    for (let s = 0; s < size; s++) from[fill[x * size + col[s]!]!++] = s;
+  });
+  // Blocks are ranges of `elems`; a block's states being split off are moved to its front.
+  const elems = new Int32Array(size);
+  const pos = new Int32Array(size);
+  const blockOf = new Int32Array(size);
+  const start = new Int32Array(size);
+  const end = new Int32Array(size);
+  const marked = new Int32Array(size);
+  let blocks = 0;
+  let e = 0;
+  for (const group of [0, 1, 2]) {
+    const first = e;
+    for (let s = 0; s < size; s++) {
+      if ((s === sink ? 2 : a.accepting[s] ? 1 : 0) !== group) continue;
+      elems[e] = s;
+      pos[s] = e++;
+      blockOf[s] = blocks;
+    }
+    if (e > first) {
+      start[blocks] = first;
+      end[blocks++] = e;
+    }
+  }
+  const pending = new Uint8Array(size * k);
+  const work: number[] = [];
+  for (let b = 0; b < blocks; b++) {
+    for (let x = 0; x < k; x++) {
+      pending[b * k + x] = 1;
+      work.push(b, x);
+    }
+  }
+  const preds: number[] = [];
+  const touched: number[] = [];
+  while (work.length > 0) {
+    const x = work.pop()!;
+    const splitter = work.pop()!;
+    pending[splitter * k + x] = 0;
+    preds.length = 0;
+    for (let i = start[splitter]!; i < end[splitter]!; i++) {
+      const t = elems[i]!;
+      for (let j = fromStart[x * size + t]!; j < fromStart[x * size + t + 1]!; j++) preds.push(from[j]!);
+    }
+    touched.length = 0;
+    for (const s of preds) {
+      const b = blockOf[s]!;
+      const front = start[b]! + marked[b]!;
+      if (pos[s]! < front) continue;
+      const other = elems[front]!;
+      elems[pos[s]!] = other;
+      pos[other] = pos[s]!;
+      elems[front] = s;
+      pos[s] = front;
+      if (marked[b]!++ === 0) touched.push(b);
+    }
+    for (const b of touched) {
+      const m = marked[b]!;
+      marked[b] = 0;
+      if (m === end[b]! - start[b]!) continue;
+      const nb = blocks++;
+      start[nb] = start[b]!;
+      end[nb] = start[b]! + m;
+      start[b] = end[nb]!;
+      for (let i = start[nb]!; i < end[nb]!; i++) blockOf[elems[i]!] = nb;
+      const smaller = m <= end[b]! - start[b]! ? nb : b;
+      for (let y = 0; y < k; y++) {
+        const target = pending[b * k + y] ? nb : smaller;
+        if (pending[target * k + y]) continue;
+        pending[target * k + y] = 1;
+        work.push(target, y);
+      }
+    }
+  }
+  const cls = Array.from(blockOf.subarray(0, n));
+  const count = new Set(cls).size;
   if (count === n) return a;
   // Number the classes in order of their first state, so the start state stays 0.
   const order = new Map<number, number>();

@@ -2,8 +2,10 @@
 // bytes, the end-of-generation ids, the token trie, and the string-character slice: the tokens
 // made only of characters a JSON string takes as they are (UTF-8, possibly ending inside a
 // character), with a second trie of all other tokens. From a grammar state where every such
-// token is allowed, a mask is that slice's bitset plus a walk of the (much smaller) second trie.
+// token is allowed, a mask is that slice's bitset plus a walk of the (much smaller) second trie;
+// under a length bound, the bitset of the slice tokens that start at most the characters left.
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
+import { type ClassRule, ClassTrie } from './class-trie.js';
 import { TokenTrie } from './token-trie.js';
 
 export interface TokenSlice {
@@ -11,6 +13,10 @@ export interface TokenSlice {
   readonly bits: Uint32Array;
   /** The other tokens. */
   readonly rest: TokenTrie;
+  /** Most characters a slice token starts (a character it ends inside counts). */
+  readonly maxChars: number;
+  /** The slice tokens that start at most `chars` characters, as a mask (kept; do not change it). */
+  upTo(chars: number): Uint32Array;
 }
 
 /**
@@ -25,6 +31,9 @@ export const SLICE_EDGES: readonly number[] = [
   4, 0xa0, 0xbf, 1, 5, 0x80, 0x9f, 1, 6, 0x90, 0xbf, 2, 7, 0x80, 0x8f, 2,
 ];
 const SLICE_STATES = 8;
+
+/** Class tries kept per vocabulary, the least recently used dropped first (each is at most a few MB). */
+const MAX_CLASS_TRIES = 32;
 
 export class TokenIndex {
   readonly vocabSize: number;
@@ -65,13 +74,63 @@ export class TokenIndex {
     }
     const sliceBits = new Uint32Array(this.words);
     const rest: number[] = [];
+    /** Per slice token: the characters it starts; every other token: 0. */
+    const chars = new Uint16Array(n);
+    let maxChars = 0;
     for (const id of ids) {
       let s = 0;
-      for (const b of bytes[id]!) if (s >= 0) s = step[s * 256 + b]!;
-      if (s >= 0) sliceBits[id >>> 5]! |= 1 << (id & 31);
-      else rest.push(id);
+      let started = 0;
+      for (const b of bytes[id]!) {
+        if (s < 0) break;
+        if (s === 0) started++;
+        s = step[s * 256 + b]!;
+      }
+      if (s >= 0) {
+        sliceBits[id >>> 5]! |= 1 << (id & 31);
+        chars[id] = started;
+        if (started > maxChars) maxChars = started;
+      } else {
+        rest.push(id);
+      }
     }
-    this.slice = { bits: sliceBits, rest: new TokenTrie(rest, bytes, n) };
+    // The masks per bound, all built on first use (one pass; a string's bound moves a character at a time).
+    let upTo: Uint32Array[] | null = null;
+    const words = this.words;
+    this.slice = {
+      bits: sliceBits,
+      rest: new TokenTrie(rest, bytes, n),
+      maxChars,
+      upTo: (limit) => {
+        if (limit >= maxChars) return sliceBits;
+        if (upTo === null) {
+          const levels: Uint32Array[] = [new Uint32Array(words)];
+          const byChars: number[][] = Array.from({ length: maxChars + 1 }, () => []);
+          for (let id = 0; id < n; id++) if (chars[id]! > 0) byChars[chars[id]!]!.push(id);
+          for (let c = 1; c < maxChars; c++) {
+            const m = levels[c - 1]!.slice();
+            for (const id of byChars[c]!) m[id >>> 5]! |= 1 << (id & 31);
+            levels.push(m);
+          }
+          upTo = levels;
+        }
+        return upTo[limit]!;
+      },
+    };
+  }
+
+  private readonly classTries = new Map<string, ClassTrie>();
+
+  /** The token trie as rules that split the bytes into `classes` see it, built on first use. */
+  classTrie(classes: ClassRule): ClassTrie {
+    let t = this.classTries.get(classes.key);
+    if (t === undefined) {
+      t = new ClassTrie(this.trie, classes.classOf, classes.classes);
+      if (this.classTries.size >= MAX_CLASS_TRIES) this.classTries.delete(this.classTries.keys().next().value!);
+    } else {
+      this.classTries.delete(classes.key);
+    }
+    this.classTries.set(classes.key, t);
+    return t;
   }
 
   get maxDepth(): number {

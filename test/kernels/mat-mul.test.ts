@@ -119,12 +119,15 @@ describe('mulMat: best kernels against generic', () => {
 
   it('a token gets the same bits in a batch of any size (prefill and decode agree)', () => {
     for (const type of [GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K]) {
-      const batch = problem(type, 13, 260);
-      for (const level of SIMD_LEVELS) {
-        const all = run(batch, level, 2);
-        for (const t of [0, 6, 12]) {
-          const one = { ...batch, x: batch.x.subarray(t * batch.cols, (t + 1) * batch.cols), nTokens: 1 };
-          expect(run(one, level, 2), `${GGML_TYPES[type].name} ${level} token ${t}`).toEqual(all.subarray(t * ROWS, (t + 1) * ROWS));
+      // 13 tokens are prefill's tiles and the few left over; 3 and 6 a continuous-batching step's one tile.
+      for (const [nTokens, seed] of [[13, 260], [3, 261], [6, 262]] as const) {
+        const batch = problem(type, nTokens, seed);
+        for (const level of SIMD_LEVELS) {
+          const all = run(batch, level, 2);
+          for (const t of [0, nTokens >> 1, nTokens - 1]) {
+            const one = { ...batch, x: batch.x.subarray(t * batch.cols, (t + 1) * batch.cols), nTokens: 1 };
+            expect(run(one, level, 2), `${GGML_TYPES[type].name} ${level} ${nTokens} tokens, token ${t}`).toEqual(all.subarray(t * ROWS, (t + 1) * ROWS));
+          }
         }
       }
     }

@@ -48,6 +48,31 @@ describe.each(families)('%s vocabulary', (family) => {
     expect(m.isComplete()).toBe(true);
   }, 300_000);
 
+  // Formats and patterns walk the vocabulary by byte classes (class tries shared across grammars),
+  // length bounds take the string-character tokens by length; the tokens that close the string go
+  // on in whatever surrounds it, different in each schema.
+  test.each([
+    [
+      { type: 'object', properties: { site: { type: 'string', format: 'uri' }, mail: { type: 'string', format: 'email' }, pkg: { type: 'string', pattern: '^[a-z][a-z0-9-]{0,20}$' } }, required: ['site', 'mail', 'pkg'], additionalProperties: false },
+      '{"site":"https://a.example/x?q=1#top","mail":"ann.lee+k@example.org","pkg":"kiln-2"}',
+    ],
+    [{ type: 'array', items: { type: 'string', format: 'uri' }, minItems: 2 }, '["http://x.io/","mailto:a@b"]'],
+    // Length-bounded strings allow the string-character tokens up to the characters left.
+    [{ type: 'object', properties: { t: { type: 'string', maxLength: 12 } }, required: ['t'], additionalProperties: false }, '{"t":"Zoë says hi!"}'],
+    [{ type: 'array', items: { type: 'string', minLength: 3, maxLength: 5 } }, '["abc","日本語です","a\\"b\\\\c"]'],
+  ])('masks equal the tokens accept() takes through formats, patterns and lengths (%#)', (schema, text) => {
+    const m = compileGrammar({ jsonSchema: schema }, tok);
+    const ids = tok.encode(text, { addSpecial: false });
+    const prefix: number[] = [];
+    for (const id of [...ids, null]) {
+      expect(maskIds(m.allowed())).toEqual(acceptedByTrying(m, prefix));
+      if (id === null) break;
+      expect(m.accept(id)).toBe(true);
+      prefix.push(id);
+    }
+    expect(m.canEnd()).toBe(true);
+  }, 300_000);
+
   test('a regular language agrees with RegExp: after nothing, exactly the tokens that are 1-3 digits', () => {
     const m = compileGrammar({ regex: '[0-9]{1,3}' }, tok);
     const mask = m.allowed();
