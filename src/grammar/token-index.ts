@@ -15,7 +15,7 @@ export interface TokenSlice {
   readonly rest: TokenTrie;
   /** Most characters a slice token starts (a character it ends inside counts). */
   readonly maxChars: number;
-  /** The slice tokens that start at most `chars` characters, as a mask (kept; do not change it). */
+  /** The slice tokens that start at most `chars` characters, as a mask (possibly kept: do not change it). */
   upTo(chars: number): Uint32Array;
 }
 
@@ -33,7 +33,9 @@ export const SLICE_EDGES: readonly number[] = [
 const SLICE_STATES = 8;
 
 /** Class tries kept per vocabulary, the least recently used dropped first (each is at most a few MB). */
-const MAX_CLASS_TRIES = 32;
+const MAX_CLASS_TRIES = 16;
+/** Largest length bound whose slice mask is kept (each is vocabSize / 8 bytes). */
+const MAX_KEPT_BOUND = 256;
 
 export class TokenIndex {
   readonly vocabSize: number;
@@ -93,7 +95,8 @@ export class TokenIndex {
         rest.push(id);
       }
     }
-    // The masks per bound, all built on first use (one pass; a string's bound moves a character at a time).
+    // The masks per bound up to MAX_KEPT_BOUND, all built on first use (one pass; a string's bound
+    // moves a character at a time); a vocabulary with longer tokens gets larger bounds' masks afresh.
     let upTo: Uint32Array[] | null = null;
     const words = this.words;
     this.slice = {
@@ -102,11 +105,17 @@ export class TokenIndex {
       maxChars,
       upTo: (limit) => {
         if (limit >= maxChars) return sliceBits;
+        if (limit > MAX_KEPT_BOUND) {
+          const m = new Uint32Array(words);
+          for (let id = 0; id < n; id++) if (chars[id]! > 0 && chars[id]! <= limit) m[id >>> 5]! |= 1 << (id & 31);
+          return m;
+        }
         if (upTo === null) {
+          const kept = Math.min(maxChars - 1, MAX_KEPT_BOUND);
           const levels: Uint32Array[] = [new Uint32Array(words)];
-          const byChars: number[][] = Array.from({ length: maxChars + 1 }, () => []);
-          for (let id = 0; id < n; id++) if (chars[id]! > 0) byChars[chars[id]!]!.push(id);
-          for (let c = 1; c < maxChars; c++) {
+          const byChars: number[][] = Array.from({ length: kept + 1 }, () => []);
+          for (let id = 0; id < n; id++) if (chars[id]! > 0 && chars[id]! <= kept) byChars[chars[id]!]!.push(id);
+          for (let c = 1; c <= kept; c++) {
             const m = levels[c - 1]!.slice();
             for (const id of byChars[c]!) m[id >>> 5]! |= 1 << (id & 31);
             levels.push(m);
