@@ -1,7 +1,7 @@
 // The native addon's whole surface, typed. native/addon.cpp registers exactly these names.
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeAddonError } from '../errors.js';
 
@@ -158,8 +158,9 @@ export function native(): NativeAddon {
   if (cached) return cached;
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const base = existsSync(join(root, 'package.json')) ? root : join(root, '..');
-  // KILN_ADDON points at another build (a second build folder, a debug build).
-  const candidates = process.env.KILN_ADDON ? [process.env.KILN_ADDON] : [join(base, 'build', 'Release', 'kiln.node')];
+  // KILN_ADDON points at another build (a second build folder, a debug build), relative to the
+  // working directory as a shell user writes it (require() alone would take it for a package name).
+  const candidates = process.env.KILN_ADDON ? [resolve(process.env.KILN_ADDON)] : [join(base, 'build', 'Release', 'kiln.node')];
   const require = createRequire(import.meta.url);
   for (const path of candidates) {
     if (!existsSync(path)) continue;
