@@ -20,15 +20,13 @@ namespace {
 // maddubs multiplies unsigned by signed bytes (x's signs moved onto y), int16 pair sums, madd to int32.
 struct MaddubsSums {
   static __m256i quads(__m256i absX, __m256i x, __m256i y) { return quadSumsI8(absX, x, y); }
-  // 8 pieces per row summed in int16 (|sum| <= 16 * 15 * 127), then widened.
-  static __m256i rows(const __m256i* lo, const __m256i* hi, const int32_t* q, int32_t sum8) {
-    __m256i p = _mm256_maddubs_epi16(lo[0], _mm256_set1_epi32(q[0]));
-    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(hi[0], _mm256_set1_epi32(q[4])));
-    for (int c = 1; c < 4; c++) {
-      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(lo[c], _mm256_set1_epi32(q[c])));
-      p = _mm256_add_epi16(p, _mm256_maddubs_epi16(hi[c], _mm256_set1_epi32(q[4 + c])));
-    }
-    return _mm256_sub_epi32(_mm256_madd_epi16(p, _mm256_set1_epi16(1)), _mm256_set1_epi32(sum8));
+  // A packed Q4_0 block's 8 pieces per row summed in int16 (|sum| <= 16 * 15 * 127), then widened.
+  static __m256i piece(__m256i acc, __m256i lo, __m256i hi, int32_t qLo, int32_t qHi) {
+    return _mm256_add_epi16(acc, _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_set1_epi32(qLo)),
+                                                  _mm256_maddubs_epi16(hi, _mm256_set1_epi32(qHi))));
+  }
+  static __m256i finish(__m256i acc, int32_t sum8) {
+    return _mm256_sub_epi32(_mm256_madd_epi16(acc, _mm256_set1_epi16(1)), _mm256_set1_epi32(sum8));
   }
 };
 
@@ -112,56 +110,10 @@ constexpr int kQ8Rows = 3, kQ8Tokens = 4;
 constexpr int kWideRows = 3, kWideTokens = 4;
 
 
-// T (2-4) tokens against one group of 8 packed Q4_0 rows, chunk by chunk: each 32-byte chunk's
-// nibbles are unpacked and met by every token's matching 4-byte pieces before the next chunk, so
-// the tile holds T int16 sums and T accumulators instead of all 8 unpacked vectors (which, beside
-// the accumulators, overflow the 16 ymm registers and spill). The int16 sums are the same exact
-// integers as MaddubsSums::rows adds up (in another order), so the bits are q4_0x8Tile's.
-template <int T>
-void q4_0x8Chunks(int64_t nb, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums, float* s, int64_t ldS) {
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  __m256 acc[T];
-  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; b++) {
-    const BlockQ4_0x8& xb = x[b];
-    _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
-    __m256i p[T];
-    for (int t = 0; t < T; t++) p[t] = _mm256_setzero_si256();
-    for (int c = 0; c < 4; c++) {
-      const __m256i v = load32(xb.qs + 32 * c);
-      const __m256i lo = _mm256_and_si256(v, low4);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-      for (int t = 0; t < T; t++) {
-        const int32_t* q = reinterpret_cast<const int32_t*>(y[t * nb + b].qs);
-        p[t] = _mm256_add_epi16(p[t], _mm256_maddubs_epi16(lo, _mm256_set1_epi32(q[c])));
-        p[t] = _mm256_add_epi16(p[t], _mm256_maddubs_epi16(hi, _mm256_set1_epi32(q[4 + c])));
-      }
-    }
-    const __m256 dx = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.d)));
-    for (int t = 0; t < T; t++) {
-      const Q8BlockSums& ys = sums[t * nb + b];
-      const __m256i isum = _mm256_sub_epi32(_mm256_madd_epi16(p[t], _mm256_set1_epi16(1)), _mm256_set1_epi32(ys.sum8));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dx, _mm256_set1_ps(ys.d)), acc[t]);
-    }
-  }
-  for (int t = 0; t < T; t++) _mm256_storeu_ps(s + t * ldS, acc[t]);
-}
-
 }  // namespace
 
 void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                      const BlockQ8_0* y, const Q8BlockSums* sums) {
-  // A continuous-batching step of 2-4 tokens: the chunk-by-chunk tile, streamed.
-  if (nt >= 2 && nt <= 4) {
-    for (int64_t g = 0; g < nGroups; g++) {
-      const BlockQ4_0x8* xg = x + g * nb;
-      float* sg = s + 8 * g;
-      if (nt == 4) q4_0x8Chunks<4>(nb, xg, y, sums, sg, ldS);
-      else if (nt == 3) q4_0x8Chunks<3>(nb, xg, y, sums, sg, ldS);
-      else q4_0x8Chunks<2>(nb, xg, y, sums, sg, ldS);
-    }
-    return;
-  }
   gemmQ4_0x8<MaddubsSums>(nb, nGroups, nt, s, ldS, x, y, sums);
 }
 

@@ -35,17 +35,13 @@ static inline float hsum16(__m512 v) {
 }
 
 // vpdpbusd sums four unsigned-by-signed byte products per lane in one instruction, exactly: for
-// Q4_0's nibbles in two chains from -8 * sum(y) (as maddubs, int16 adds and madd). The packed
-// Q4_0 tile of an odd last group of 8 rows takes it (Sums::rows of mat-mul-int-tiles.h).
+// Q4_0's nibbles, less 8 * sum(y) at the end (as maddubs, int16 adds and madd). The packed Q4_0
+// tile of an odd last group of 8 rows takes it (Sums::piece and Sums::finish of mat-mul-int-tiles.h).
 struct VnniSums {
-  static __m256i rows(const __m256i* lo, const __m256i* hi, const int32_t* q, int32_t sum8) {
-    __m256i p0 = _mm256_set1_epi32(-sum8), p1 = _mm256_setzero_si256();
-    for (int c = 0; c < 4; c++) {
-      p0 = _mm256_dpbusd_epi32(p0, lo[c], _mm256_set1_epi32(q[c]));
-      p1 = _mm256_dpbusd_epi32(p1, hi[c], _mm256_set1_epi32(q[4 + c]));
-    }
-    return _mm256_add_epi32(p0, p1);
+  static __m256i piece(__m256i acc, __m256i lo, __m256i hi, int32_t qLo, int32_t qHi) {
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(acc, lo, _mm256_set1_epi32(qLo)), hi, _mm256_set1_epi32(qHi));
   }
+  static __m256i finish(__m256i acc, int32_t sum8) { return _mm256_sub_epi32(acc, _mm256_set1_epi32(sum8)); }
 };
 
 // Q8_0 x Q8_0 products of two or more tokens: two tokens per 512-bit vector with their 32-bit
