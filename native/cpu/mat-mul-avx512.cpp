@@ -233,6 +233,11 @@ using TileF16Wide = FloatTile<Lanes16, F16x16, F32x16>::Kernel<R, T>;
 constexpr int kWideRows = 6, kWideTokens = 4;
 
 
+// Four bytes broadcast to every 32-bit lane straight from memory: a load-port operation, where a
+// broadcast from a general register (what the compiler makes of a copied int32) takes the shuffle
+// port that the tile's weight unpacking and the VNNI sums already keep busy.
+static inline __m512i broadcast4(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
+
 // Two groups of 8 packed Q4_0 rows in one 512-bit tile: group g's lanes in the lower half, group
 // g + 1's in the upper, so each token's 4-byte piece is one broadcast from memory against 16 rows
 // and every vpdpbusd does twice the AVX2 tile's work. Lane by lane the operations are those of
@@ -265,14 +270,12 @@ void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const
     for (int t = 0; t < T; t++) {
       const BlockQ8_0& yb = y[t * nb + b];
       const Q8BlockSums& ys = sums[t * nb + b];
-      int32_t q[8];
-      __builtin_memcpy(q, yb.qs, sizeof q);
-      __m512i p0 = _mm512_set1_epi32(-ys.sum8), p1 = _mm512_setzero_si512();
+      __m512i p0 = _mm512_setzero_si512(), p1 = _mm512_setzero_si512();
       for (int c = 0; c < 4; c++) {
-        p0 = _mm512_dpbusd_epi32(p0, lo[c], _mm512_set1_epi32(q[c]));
-        p1 = _mm512_dpbusd_epi32(p1, hi[c], _mm512_set1_epi32(q[4 + c]));
+        p0 = _mm512_dpbusd_epi32(p0, lo[c], broadcast4(yb.qs + 4 * c));
+        p1 = _mm512_dpbusd_epi32(p1, hi[c], broadcast4(yb.qs + 16 + 4 * c));
       }
-      const __m512i isum = _mm512_add_epi32(p0, p1);
+      const __m512i isum = _mm512_sub_epi32(_mm512_add_epi32(p0, p1), broadcast4(&ys.sum8));
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dx, _mm512_set1_ps(ys.d)), acc[t]);
     }
   }
