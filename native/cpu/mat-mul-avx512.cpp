@@ -323,9 +323,11 @@ void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t 
   q8PairTiles(n, nr, nt, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride);
 }
 
+// Decode reads 8 rows at a time: 8 weight streams in flight, as Q8_0's decode (2048 -> 5632 on 2
+// threads, alternating: 22.3-23.4 -> 23.7-25.5 GB/s against 4 rows).
 void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                           const void* y, size_t yStride) {
-  halfTiles<Lanes16, F16x16, TileF16, 4, 1, TileF16Wide, kWideRows, kWideTokens>(
+  halfTiles<Lanes16, F16x16, TileF16, 8, 1, TileF16Wide, kWideRows, kWideTokens>(
       {n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
 }
 
