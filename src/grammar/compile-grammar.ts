@@ -13,6 +13,7 @@ import { type CompiledGrammar, GrammarMatcher } from './matcher.js';
 import { NodeMasks } from './node-masks.js';
 import { regexExpr, RegexSyntaxError } from './regex.js';
 import { type TokenIndex, tokenIndexOf } from './token-index.js';
+import { warmUpMatcher } from './warm-up.js';
 
 export type GrammarSpec =
   /** Output is JSON matching the schema (see the README for the supported keywords). */
@@ -89,6 +90,7 @@ export function compileDefinition(define: () => GrammarDefinition, tokenizer: To
   if (!warmed.has(index)) {
     warmed.add(index);
     warmSharedMasks(index);
+    warmUpMatcher(index, tokenizer);
   }
   let byKey = cache.get(index);
   if (byKey === undefined) cache.set(index, (byKey = new Map()));

@@ -7,7 +7,9 @@ import { describe, expect, test } from 'vitest';
 import { compileGrammar } from '../../../src/grammar/compile-grammar.js';
 import { GrammarError } from '../../../src/grammar/errors.js';
 import type { GrammarMatcher } from '../../../src/grammar/matcher.js';
+import { WARM_UP_CASES } from '../../../src/grammar/warm-up.js';
 import { chatTokenizer } from '../../fixtures/chat/tiny-chat-model.js';
+import { jsonValidator } from '../../helpers/json-validator.js';
 import { allows, matchText } from './match-text.js';
 
 const families = ['qwen3', 'llama3'] as const;
@@ -121,6 +123,15 @@ describe.each(families)('%s vocabulary', (family) => {
     expect(m.canEnd()).toBe(false);
     expect(matchText(m, tok, '😀é😀')).toBe('accepted');
     expect(matchText(m, tok, '😀x')).toBe('refused');
+  });
+
+  test('the warm-up runs its schemas over instances that validate and that the matcher takes whole', () => {
+    // The warm-up stops at a refused token; its instances must be real, or it warms less than it claims.
+    const ajv = jsonValidator();
+    for (const [schema, instance] of WARM_UP_CASES) {
+      expect(ajv.validate(schema as object, instance)).toBe(true);
+      expect(matchText(compileGrammar({ jsonSchema: schema }, tok), tok, JSON.stringify(instance))).toBe('accepted');
+    }
   });
 });
 
