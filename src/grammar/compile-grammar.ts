@@ -90,7 +90,7 @@ export function compileDefinition(define: () => GrammarDefinition, tokenizer: To
   if (!warmed.has(index)) {
     warmed.add(index);
     warmSharedMasks(index);
-    warmUpMatcher(index, tokenizer);
+    warmUpMatcher(index);
   }
   let byKey = cache.get(index);
   if (byKey === undefined) cache.set(index, (byKey = new Map()));

@@ -7,7 +7,8 @@ import { describe, expect, test } from 'vitest';
 import { compileGrammar } from '../../../src/grammar/compile-grammar.js';
 import { GrammarError } from '../../../src/grammar/errors.js';
 import type { GrammarMatcher } from '../../../src/grammar/matcher.js';
-import { WARM_UP_CASES } from '../../../src/grammar/warm-up.js';
+import { tokenIndexOf } from '../../../src/grammar/token-index.js';
+import { WARM_UP_CASES, warmUpMatcher } from '../../../src/grammar/warm-up.js';
 import { chatTokenizer } from '../../fixtures/chat/tiny-chat-model.js';
 import { jsonValidator } from '../../helpers/json-validator.js';
 import { allows, matchText } from './match-text.js';
@@ -132,6 +133,7 @@ describe.each(families)('%s vocabulary', (family) => {
       expect(ajv.validate(schema as object, instance)).toBe(true);
       expect(matchText(compileGrammar({ jsonSchema: schema }, tok), tok, JSON.stringify(instance))).toBe('accepted');
     }
+    expect(warmUpMatcher(tokenIndexOf(tok))).toBe(WARM_UP_CASES.length);
   });
 });
 
