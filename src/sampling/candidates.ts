@@ -66,7 +66,17 @@ export class Candidates {
     const n = logits.length;
     if (mask.length !== (n + 31) >>> 5) throw new RangeError(`a mask of ${mask.length} words does not fit ${n} logits`);
     let size = 0;
+    const whole = n >>> 5; // words whose 32 tokens are all inside the row
     for (let w = 0; w < mask.length; w++) {
+      if (mask[w] === 0xffffffff && w < whole) {
+        // A word of all-allowed tokens (most of them, under a string's or a free value's mask).
+        for (let id = w << 5, end = id + 32; id < end; id++) {
+          const v = logits[id]!;
+          this.ids[size] = id;
+          this.logits[size++] = v >= FLOAT32_MAX ? FLOAT32_MAX : v > -FLOAT32_MAX ? v : -FLOAT32_MAX;
+        }
+        continue;
+      }
       for (let bits = mask[w]!; bits !== 0; bits &= bits - 1) {
         const id = (w << 5) | (31 - Math.clz32(bits & -bits));
         if (id >= n) break;

@@ -107,7 +107,8 @@ describe('Sampler', () => {
 
   it('with a bitset of allowed tokens draws exactly as with the same ids listed', () => {
     const logits = randomLogits(151_936, 9).map((v) => v / 3);
-    const ids = [5, 77, 1000, 40_001, 151_935, 31, 32, 63, 64];
+    // Scattered ids, two whole words (96-159) and the row's last word whole.
+    const ids = [5, 77, 1000, 40_001, 31, 32, 63, ...Array.from({ length: 64 }, (_, i) => 96 + i), ...Array.from({ length: 32 }, (_, i) => 151_904 + i)];
     const mask = new Uint32Array(Math.ceil(logits.length / 32));
     for (const id of ids) mask[id >>> 5]! |= 1 << (id & 31);
     const options = { temperature: 0.8, topK: 5, topP: 0.9, seed: 3 };
@@ -117,6 +118,14 @@ describe('Sampler', () => {
     expect(new Sampler({ temperature: 0 }).sample(logits, [], mask)).toBe(new Sampler({ temperature: 0 }).sample(logits, [], ids));
     expect(() => new Sampler().sample(logits, [], new Uint32Array(mask.length))).toThrow(/allows no token/);
     expect(() => new Sampler().sample(logits, [], new Uint32Array(3))).toThrow(/does not fit/);
+  });
+
+  it('with every bit of a bitset set draws as without one, past a row that ends mid-word', () => {
+    const logits = randomLogits(1000, 4); // 31 whole words and 8 tokens of a 32nd
+    const all = new Uint32Array(32).fill(0xffffffff);
+    const a = new Sampler({ temperature: 0.9, seed: 5 });
+    const b = new Sampler({ temperature: 0.9, seed: 5 });
+    for (let i = 0; i < 200; i++) expect(a.sample(logits, [], all)).toBe(b.sample(logits, []));
   });
 
   it('penalizes repeats over the history the caller passes', () => {
