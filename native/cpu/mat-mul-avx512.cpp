@@ -255,8 +255,8 @@ void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const
     const BlockQ4_0x8& xa = x0[b];
     const BlockQ4_0x8& xb = x1[b];
     if (Stream) {
-      _mm_prefetch(reinterpret_cast<const char*>(&xa) + kPackedPrefetchBytes, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPackedPrefetchBytes, _MM_HINT_T0);
+      prefetchLines<sizeof(BlockQ4_0x8)>(&xa, kPackedPrefetchBytes);
+      prefetchLines<sizeof(BlockQ4_0x8)>(&xb, kPackedPrefetchBytes);
     }
     __m512i lo[4], hi[4];
     for (int c = 0; c < 4; c++) {
