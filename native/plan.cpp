@@ -85,6 +85,37 @@ void Plan::packWeightsOnce() {
     packed_.push_back(std::move(p));
     if (!readElsewhere[id]) releaseFilePages(w.data, w.byteLength);
   }
+  // The other matrix weights move out of the file's mapping into anonymous memory on huge pages.
+  std::vector<int> copied;
+  size_t total = 0;
+  for (int id = 0; id < (int)tensors_.size(); id++) {
+    if (!tried[id] || packedOf_[id] >= 0 || readElsewhere[id] || tensors_[id].data == nullptr) continue;
+    copied.push_back(id);
+    total += (tensors_[id].byteLength + 4095) / 4096 * 4096;
+  }
+  if (total == 0) return;
+  weights_ = std::make_unique<WeightArena>(total);
+  uint8_t* at = weights_->data();
+  for (int id : copied) {
+    PlanTensor& w = tensors_[id];
+    std::memcpy(at, w.data, w.byteLength);
+    releaseFilePages(w.data, w.byteLength);
+    w.data = at;
+    at += (w.byteLength + 4095) / 4096 * 4096;
+  }
+}
+
+WeightArena::WeightArena(size_t n) : size_(n) {
+  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+#if defined(MADV_HUGEPAGE)
+  madvise(p, n, MADV_HUGEPAGE);
+#endif
+  data_ = static_cast<uint8_t*>(p);
+}
+
+WeightArena::~WeightArena() {
+  if (data_) munmap(data_, size_);
 }
 
 const float* Plan::constF32(int id) const {

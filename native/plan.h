@@ -35,6 +35,22 @@ class ZeroedArray {
   std::unique_ptr<T, Free> data_;
 };
 
+// Anonymous memory from mmap, asked to be backed by transparent huge pages where the kernel allows
+// (madvise mode): weights copied here out of the model file's mapping.
+class WeightArena {
+ public:
+  WeightArena() = default;
+  explicit WeightArena(size_t n);
+  WeightArena(const WeightArena&) = delete;
+  WeightArena& operator=(const WeightArena&) = delete;
+  ~WeightArena();
+  uint8_t* data() { return data_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 class Plan {
  public:
   // Validates every tensor and node; throws PlanError naming what is wrong.
@@ -77,6 +93,7 @@ class Plan {
   ZeroedArray<uint8_t> kvK_, kvV_;   // [slot][layer][capacity][kvWidth] in kvType
   std::vector<PackedWeights> packed_;
   std::vector<int> packedOf_;        // tensor id -> index in packed_, or -1
+  std::unique_ptr<WeightArena> weights_;  // matrix weights read from the file mapping, copied
 };
 
 }  // namespace kiln
