@@ -86,12 +86,13 @@ void Plan::packWeightsOnce() {
     if (!readElsewhere[id]) releaseFilePages(w.data, w.byteLength);
   }
   // The other matrix weights move out of the file's mapping into anonymous memory on huge pages.
+  const auto pages = [](size_t n) { return (n + 4095) / 4096 * 4096; };
   std::vector<int> copied;
   size_t total = 0;
   for (int id = 0; id < (int)tensors_.size(); id++) {
     if (!tried[id] || packedOf_[id] >= 0 || readElsewhere[id] || tensors_[id].data == nullptr) continue;
     copied.push_back(id);
-    total += (tensors_[id].byteLength + 4095) / 4096 * 4096;
+    total += pages(tensors_[id].byteLength);
   }
   if (total == 0) return;
   weights_ = std::make_unique<WeightArena>(total);
@@ -101,7 +102,7 @@ void Plan::packWeightsOnce() {
     std::memcpy(at, w.data, w.byteLength);
     releaseFilePages(w.data, w.byteLength);
     w.data = at;
-    at += (w.byteLength + 4095) / 4096 * 4096;
+    at += pages(w.byteLength);
   }
 }
 

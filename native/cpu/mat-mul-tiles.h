@@ -81,9 +81,9 @@ struct FloatTile {
       int64_t i = 0;
       for (; i + L::kWidth <= a.n; i += L::kWidth) {
         typename L::V vx[R];
+        const bool lineStart = T == 1 && ((i * sizeof(typename XE::E)) & 63) == 0;  // ask once per cache line
         for (int r = 0; r < R; r++) {
-          if (T == 1 && ((i * sizeof(typename XE::E)) & 63) == 0)  // once per cache line
-            __builtin_prefetch(reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes, 0, 3);
+          if (lineStart) __builtin_prefetch(reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes, 0, 3);
           vx[r] = XE::load(x[r] + i);
         }
         for (int t = 0; t < T; t++) {

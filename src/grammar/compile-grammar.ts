@@ -7,13 +7,12 @@ import type { GrammarDefinition } from './expr.js';
 import { GrammarError } from './errors.js';
 import { gbnfGrammar } from './gbnf.js';
 import { Grammar } from './grammar.js';
-import { FORMATS } from './json-formats.js';
 import { jsonSchemaGrammar, type JsonSchemaOptions } from './json-schema.js';
 import { type CompiledGrammar, GrammarMatcher } from './matcher.js';
-import { NodeMasks } from './node-masks.js';
+import { compiledGrammar } from './node-masks.js';
 import { regexExpr, RegexSyntaxError } from './regex.js';
 import { type TokenIndex, tokenIndexOf } from './token-index.js';
-import { warmUpMatcher } from './warm-up.js';
+import { warmUp } from './warm-up.js';
 
 export type GrammarSpec =
   /** Output is JSON matching the schema (see the README for the supported keywords). */
@@ -51,23 +50,6 @@ export function grammarDefinition(spec: GrammarSpec): GrammarDefinition {
 
 const warmed = new WeakSet<TokenIndex>();
 
-/**
- * Computes, once per vocabulary, the masks of the pieces JSON grammars share, so they never land
- * on a request's first tokens: a string's body, any JSON value and numbers (the largest walks:
- * nearly every token fits inside a string), and the string formats (their automata, class tries
- * and masks: a format is the same rule in every schema that names it, so its masks are shared).
- */
-function warmSharedMasks(index: TokenIndex): void {
-  // Any value (strings, numbers), and an object key that is not a declared name (additional properties).
-  const schemas: unknown[] = [true, { properties: { a: true } }];
-  for (const format of Object.keys(FORMATS)) schemas.push({ type: 'string', format });
-  for (const schema of schemas) {
-    const grammar = new Grammar(jsonSchemaGrammar(schema));
-    const masks = new NodeMasks(grammar, index);
-    for (let s = 0; s < grammar.stateCount; s++) if (grammar.hasBytes(s)) masks.get(s);
-  }
-}
-
 /** Throws the error compiling `spec` would (GrammarError, UnsupportedSchemaError), without a vocabulary. */
 export function checkGrammar(spec: GrammarSpec): void {
   new Grammar(grammarDefinition(spec));
@@ -89,19 +71,13 @@ export function compileDefinition(define: () => GrammarDefinition, tokenizer: To
   const index = tokenIndexOf(tokenizer);
   if (!warmed.has(index)) {
     warmed.add(index);
-    warmSharedMasks(index);
-    warmUpMatcher(index);
+    warmUp(index);
   }
   let byKey = cache.get(index);
   if (byKey === undefined) cache.set(index, (byKey = new Map()));
   let compiled = byKey.get(key);
   if (compiled === undefined) {
-    const grammar = new Grammar(define());
-    compiled = { grammar, index, nodeMasks: new NodeMasks(grammar, index) };
-    // Masks come as states are reached (a format's or pattern's state walks its class trie, a
-    // length-bounded string's takes the slice up to its bound); the class tries, a pass over the
-    // vocabulary each, are built here.
-    for (const rule of grammar.eagerRules) compiled.nodeMasks.classWalkOf(rule);
+    compiled = compiledGrammar(new Grammar(define()), index);
     if (byKey.size >= MAX_CACHED) byKey.delete(byKey.keys().next().value!);
   } else {
     byKey.delete(key);

@@ -12,6 +12,7 @@
 // bitset and only the other tokens are walked (see sliceReach).
 import { type ClassRule, classRule, type ClassTrie } from './class-trie.js';
 import type { Grammar } from './grammar.js';
+import type { CompiledGrammar } from './matcher.js';
 import { DEAD, EMPTY_STACK, Pda } from './pda.js';
 import { SLICE_EDGES, type TokenIndex } from './token-index.js';
 import type { TokenTrie } from './token-trie.js';
@@ -303,4 +304,15 @@ function sliceSteps(g: Grammar): number[][] {
     SLICE_STEPS.set(g, steps);
   }
   return steps;
+}
+
+/**
+ * What the matchers of `grammar` share over the vocabulary of `index`. Masks come as states are
+ * reached (a format's or pattern's state walks its class trie, a length-bounded string's takes the
+ * slice up to its bound); the class tries, a pass over the vocabulary each, are built here.
+ */
+export function compiledGrammar(grammar: Grammar, index: TokenIndex): CompiledGrammar {
+  const nodeMasks = new NodeMasks(grammar, index);
+  for (const rule of grammar.eagerRules) nodeMasks.classWalkOf(rule);
+  return { grammar, index, nodeMasks };
 }

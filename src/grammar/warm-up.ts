@@ -1,10 +1,35 @@
-// Warming the grammar engine's code once per vocabulary: matchers of common schema shapes run
-// over an instance each, so V8 has optimized compiling and stepping before a user's first schema.
+// What the grammar engine does once per vocabulary, before a user's first schema: the masks of the
+// pieces every JSON grammar shares, and matchers of common schema shapes run over an instance each
+// so that V8 has optimized compiling and stepping.
 import { Grammar } from './grammar.js';
+import { FORMATS } from './json-formats.js';
 import { jsonSchemaGrammar } from './json-schema.js';
 import { GrammarMatcher } from './matcher.js';
-import { NodeMasks } from './node-masks.js';
+import { compiledGrammar, NodeMasks } from './node-masks.js';
 import type { TokenIndex } from './token-index.js';
+
+/** Both warm-ups, for the vocabulary of `index`. */
+export function warmUp(index: TokenIndex): void {
+  warmSharedMasks(index);
+  warmUpMatcher(index);
+}
+
+/**
+ * Computes the masks of the pieces JSON grammars share, so they never land on a request's first
+ * tokens: a string's body, any JSON value and numbers (the largest walks: nearly every token fits
+ * inside a string), and the string formats (their automata, class tries and masks: a format is the
+ * same rule in every schema that names it, so its masks are shared).
+ */
+function warmSharedMasks(index: TokenIndex): void {
+  // Any value (strings, numbers), and an object key that is not a declared name (additional properties).
+  const schemas: unknown[] = [true, { properties: { a: true } }];
+  for (const format of Object.keys(FORMATS)) schemas.push({ type: 'string', format });
+  for (const schema of schemas) {
+    const grammar = new Grammar(jsonSchemaGrammar(schema));
+    const masks = new NodeMasks(grammar, index);
+    for (let s = 0; s < grammar.stateCount; s++) if (grammar.hasBytes(s)) masks.get(s);
+  }
+}
 
 /**
  * Schemas of the common shapes (objects with required and optional members, enums, arrays, unions,
@@ -52,10 +77,7 @@ export const WARM_UP_CASES: ReadonlyArray<readonly [unknown, unknown]> = [
 export function warmUpMatcher(index: TokenIndex): number {
   let whole = 0;
   for (const [schema, instance] of WARM_UP_CASES) {
-    const grammar = new Grammar(jsonSchemaGrammar(schema));
-    const nodeMasks = new NodeMasks(grammar, index);
-    for (const rule of grammar.eagerRules) nodeMasks.classWalkOf(rule);
-    const matcher = new GrammarMatcher({ grammar, index, nodeMasks });
+    const matcher = new GrammarMatcher(compiledGrammar(new Grammar(jsonSchemaGrammar(schema)), index));
     const text = new TextEncoder().encode(JSON.stringify(instance));
     let at = 0;
     while (at < text.length) {

@@ -37,7 +37,7 @@ export class Candidates {
     for (let i = 0; i < n; i++) {
       const v = logits[i];
       this.ids[i] = i;
-      this.logits[i] = v >= FLOAT32_MAX ? FLOAT32_MAX : v > -FLOAT32_MAX ? v : -FLOAT32_MAX;
+      this.logits[i] = finite(v);
     }
     this.size = n;
     this.sorted = false;
@@ -51,7 +51,7 @@ export class Candidates {
       const v = logits[id];
       if (v === undefined) throw new RangeError(`allowed token ${id} is outside the ${logits.length} logits`);
       this.ids[i] = id;
-      this.logits[i] = v >= FLOAT32_MAX ? FLOAT32_MAX : v > -FLOAT32_MAX ? v : -FLOAT32_MAX;
+      this.logits[i] = finite(v);
     }
     this.size = ids.length;
     this.sorted = false;
@@ -73,7 +73,7 @@ export class Candidates {
         for (let id = w << 5, end = id + 32; id < end; id++) {
           const v = logits[id]!;
           this.ids[size] = id;
-          this.logits[size++] = v >= FLOAT32_MAX ? FLOAT32_MAX : v > -FLOAT32_MAX ? v : -FLOAT32_MAX;
+          this.logits[size++] = finite(v);
         }
         continue;
       }
@@ -82,7 +82,7 @@ export class Candidates {
         if (id >= n) break;
         const v = logits[id]!;
         this.ids[size] = id;
-        this.logits[size++] = v >= FLOAT32_MAX ? FLOAT32_MAX : v > -FLOAT32_MAX ? v : -FLOAT32_MAX;
+        this.logits[size++] = finite(v);
       }
     }
     if (size === 0) throw new RangeError('the mask allows no token');
@@ -117,6 +117,11 @@ export class Candidates {
     }
     for (let i = 0; i < this.size; i++) this.probs[i] /= sum;
   }
+}
+
+/** A logit clamped to ±FLOAT32_MAX, NaN to -FLOAT32_MAX (see Candidates.reset). */
+function finite(v: number): number {
+  return v >= FLOAT32_MAX ? FLOAT32_MAX : v > -FLOAT32_MAX ? v : -FLOAT32_MAX;
 }
 
 /** True when (logitA, idA) ranks before (logitB, idB): higher logit first, lower id on ties. */
