@@ -36,7 +36,7 @@ class ZeroedArray {
 };
 
 // Anonymous memory from mmap, asked to be backed by transparent huge pages where the kernel allows
-// (madvise mode): weights copied here out of the model file's mapping.
+// (madvise mode): matrix weights packed or copied here out of the model file's mapping.
 class WeightArena {
  public:
   WeightArena() = default;
@@ -47,7 +47,9 @@ class WeightArena {
   uint8_t* data() { return data_; }
 
  private:
-  uint8_t* data_ = nullptr;
+  static constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  uint8_t* base_ = nullptr;  // what mmap gave
+  uint8_t* data_ = nullptr;  // base_ rounded up to a huge page
   size_t size_ = 0;
 };
 
@@ -93,7 +95,7 @@ class Plan {
   ZeroedArray<uint8_t> kvK_, kvV_;   // [slot][layer][capacity][kvWidth] in kvType
   std::vector<PackedWeights> packed_;
   std::vector<int> packedOf_;        // tensor id -> index in packed_, or -1
-  std::unique_ptr<WeightArena> weights_;  // matrix weights read from the file mapping, copied
+  std::unique_ptr<WeightArena> weights_;  // matrix weights out of the file mapping, packed or copied
 };
 
 }  // namespace kiln

@@ -80,7 +80,7 @@ struct MulMatJob {
 
   void multiplyPacked(int64_t c) {
     const int64_t nb = cols / QK4_0;
-    const BlockQ4_0x8* groups = reinterpret_cast<const BlockQ4_0x8*>(packed->data.data());
+    const BlockQ4_0x8* groups = reinterpret_cast<const BlockQ4_0x8*>(packed->data);
     const int64_t g0 = c * chunkRows / 8, g1 = std::min(rows, (c + 1) * chunkRows) / 8;
     (useAvx512() ? gemmQ4_0x8_avx512 : gemmQ4_0x8_avx2)(nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb,
                                                          reinterpret_cast<const BlockQ8_0*>(scratch), sums);
@@ -124,21 +124,25 @@ size_t mulMatScratchBytes(GgmlType weightType, int64_t cols, int64_t nTokens) {
   return rowBytes(w->vecDotType, cols) * (size_t)nTokens;
 }
 
-bool packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, PackedWeights* out) {
+size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols) {
 #if defined(__x86_64__) || defined(__i386__)
   const CpuFeatures& f = cpuFeatures();
   if (w.type != GgmlType::Q4_0 || rows % 8 != 0 || kernelLevel() == KernelLevel::Generic || !(f.avx2 && f.fma && f.f16c))
-    return false;
+    return 0;
+  return rowBytes(w.type, cols) * (size_t)rows;
+#else
+  (void)w, (void)rows, (void)cols;
+  return 0;
+#endif
+}
+
+PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
   const int64_t nb = cols / QK4_0;
   const BlockQ4_0* src = static_cast<const BlockQ4_0*>(weights);
-  out->type = w.type;
-  out->rows = rows;
-  out->cols = cols;
-  out->data.resize(rowBytes(w.type, cols) * (size_t)rows);
-  BlockQ4_0x8* dst = reinterpret_cast<BlockQ4_0x8*>(out->data.data());
+  BlockQ4_0x8* groups = reinterpret_cast<BlockQ4_0x8*>(dst);
   for (int64_t g = 0; g < rows / 8; g++) {
     for (int64_t b = 0; b < nb; b++) {
-      BlockQ4_0x8& p = dst[g * nb + b];
+      BlockQ4_0x8& p = groups[g * nb + b];
       for (int r = 0; r < 8; r++) {
         const BlockQ4_0& q = src[(8 * g + r) * nb + b];
         p.d[r] = q.d;
@@ -146,10 +150,7 @@ bool packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t
       }
     }
   }
-  return true;
-#else
-  return false;
-#endif
+  return PackedWeights{w.type, rows, cols, dst};
 }
 
 namespace {

@@ -48,15 +48,19 @@ void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_
 
 // Weights rearranged once, when a plan is built, for a kernel that reads several rows at once.
 // Products against them have the same bits as mulMat on the original layout.
+// The packed bytes live where the caller put them (the plan's weight arena, on huge pages).
 struct PackedWeights {
   GgmlType type = GgmlType::F32;
   int64_t rows = 0, cols = 0;
-  std::vector<uint8_t> data;
+  const uint8_t* data = nullptr;
 };
 
-// Packs W when this CPU has a kernel for a packed form of its type at the current kernel level
-// (Q4_0 with rows a multiple of 8 and AVX2); returns false and leaves `out` alone otherwise.
-bool packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, PackedWeights* out);
+// Bytes of W's packed form when this CPU has a kernel for one at the current kernel level (Q4_0
+// with rows a multiple of 8 and AVX2); 0 when it has none.
+size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols);
+
+// Packs W into dst (packedBytes(w, rows, cols) bytes, which must not be 0).
+PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst);
 
 size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens);
 
