@@ -98,8 +98,8 @@ void Plan::packWeightsOnce() {
     total += pages(packed ? packed : w.byteLength);
   }
   if (total == 0) return;
-  weights_ = std::make_unique<WeightArena>(total);
-  uint8_t* at = weights_->data();
+  weights_ = HugePageMemory(total);
+  uint8_t* at = weights_.data();
   for (const Move& m : moves) {
     PlanTensor& w = tensors_[m.id];
     if (m.packed) {
@@ -114,8 +114,10 @@ void Plan::packWeightsOnce() {
   }
 }
 
-// Aligned to 2 MB, so that every whole 2 MB of the arena can be one huge page.
-WeightArena::WeightArena(size_t n) : size_(n + kHugePage) {
+// Aligned to 2 MB, so that every whole 2 MB of it can be one huge page.
+HugePageMemory::HugePageMemory(size_t n) {
+  if (n == 0) return;
+  size_ = n + kHugePage;
   void* p = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   base_ = static_cast<uint8_t*>(p);
@@ -125,7 +127,17 @@ WeightArena::WeightArena(size_t n) : size_(n + kHugePage) {
 #endif
 }
 
-WeightArena::~WeightArena() {
+HugePageMemory& HugePageMemory::operator=(HugePageMemory&& o) noexcept {
+  if (this != &o) {
+    if (base_) munmap(base_, size_);
+    base_ = std::exchange(o.base_, nullptr);
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+
+HugePageMemory::~HugePageMemory() {
   if (base_) munmap(base_, size_);
 }
 
@@ -160,8 +172,8 @@ void Plan::allocate() {
   attnScratch_.assign((size_t)options_.threads * kAttentionChunksPerThread * (size_t)attentionScratchFloats(options_.contextSize, maxHeadDim), 0.0f);
   const size_t elem = options_.kvType == GgmlType::F16 ? 2 : 4;
   const size_t kvBytes = (size_t)options_.slots * nLayers_ * options_.contextSize * kvWidth_ * elem;
-  kvK_ = ZeroedArray<uint8_t>(kvBytes);
-  kvV_ = ZeroedArray<uint8_t>(kvBytes);
+  kvK_ = HugePageMemory(kvBytes);
+  kvV_ = HugePageMemory(kvBytes);
 }
 
 KvView Plan::kvView(int slot, int layer) {

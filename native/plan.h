@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "cpu/mat-mul.h"
@@ -35,15 +36,18 @@ class ZeroedArray {
   std::unique_ptr<T, Free> data_;
 };
 
-// Anonymous memory from mmap, asked to be backed by transparent huge pages where the kernel allows
-// (madvise mode): matrix weights packed or copied here out of the model file's mapping.
-class WeightArena {
+// Zero-filled anonymous memory from mmap, 2 MB aligned and asked to be backed by transparent huge
+// pages where the kernel allows (madvise mode): what every step streams through, the matrix weights
+// (packed or copied out of the model file's mapping) and the KV cache. With 4 KB pages each page
+// read costs a TLB miss (a two-level walk on a VM) and stops the hardware prefetchers. Pages never
+// written stay unbacked, as with calloc, in 2 MB steps.
+class HugePageMemory {
  public:
-  WeightArena() = default;
-  explicit WeightArena(size_t n);
-  WeightArena(const WeightArena&) = delete;
-  WeightArena& operator=(const WeightArena&) = delete;
-  ~WeightArena();
+  HugePageMemory() = default;
+  explicit HugePageMemory(size_t n);
+  HugePageMemory(HugePageMemory&& o) noexcept { *this = std::move(o); }
+  HugePageMemory& operator=(HugePageMemory&& o) noexcept;
+  ~HugePageMemory();
   uint8_t* data() { return data_; }
 
  private:
@@ -92,10 +96,10 @@ class Plan {
   std::vector<float> attnScratch_;
   int nLayers_ = 0;
   int64_t kvWidth_ = 0;
-  ZeroedArray<uint8_t> kvK_, kvV_;   // [slot][layer][capacity][kvWidth] in kvType
+  HugePageMemory kvK_, kvV_;   // [slot][layer][capacity][kvWidth] in kvType
   std::vector<PackedWeights> packed_;
   std::vector<int> packedOf_;        // tensor id -> index in packed_, or -1
-  std::unique_ptr<WeightArena> weights_;  // matrix weights out of the file mapping, packed or copied
+  HugePageMemory weights_;  // matrix weights out of the file mapping, packed or copied
 };
 
 }  // namespace kiln
