@@ -238,35 +238,29 @@ constexpr int kWideRows = 6, kWideTokens = 4;
 // port that the tile's weight unpacking and the VNNI sums already keep busy.
 static inline __m512i broadcast4(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
 
-// Two groups of 8 packed Q4_0 rows in one 512-bit tile: group g's lanes in the lower half, group
-// g + 1's in the upper, so each token's 4-byte piece is one broadcast from memory against 16 rows
+// Two groups of 8 packed Q4_0 rows (one BlockQ4_0x16 per block) in one 512-bit tile: group g's lanes
+// in the lower half, group g + 1's in the upper, each chunk one 64-byte load and the pair one
+// stream, so each token's 4-byte piece is one broadcast from memory against 16 rows
 // and every vpdpbusd does twice the AVX2 tile's work. Lane by lane the operations are those of
 // q4_0x8Tile<VnniSums> (the same exact integer sum, then one multiply and one FMA per block in
 // block order), so the bits are the AVX2 kernel's. T tokens per tile; 16 rows x T outputs.
 // Stream: the weights are read once, from memory (decode, or a continuous-batching step of a few
 // tokens), so the next blocks are asked for ahead.
 template <int T, bool Stream>
-void q4_0x16Tile(int64_t nb, const BlockQ4_0x8* x0, const BlockQ4_0x8* x1, const BlockQ8_0* y, const Q8BlockSums* sums,
-                 float* s, int64_t ldS) {
+void q4_0x16Tile(int64_t nb, const BlockQ4_0x16* x, const BlockQ8_0* y, const Q8BlockSums* sums, float* s, int64_t ldS) {
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   __m512 acc[T];
   for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    const BlockQ4_0x8& xa = x0[b];
-    const BlockQ4_0x8& xb = x1[b];
-    if (Stream) {
-      prefetchLines<sizeof(BlockQ4_0x8)>(&xa, kPackedPrefetchBytes);
-      prefetchLines<sizeof(BlockQ4_0x8)>(&xb, kPackedPrefetchBytes);
-    }
+    const BlockQ4_0x16& xb = x[b];
+    if (Stream) prefetchLines<sizeof(BlockQ4_0x16)>(&xb, kPackedPrefetchBytes);
     __m512i lo[4], hi[4];
     for (int c = 0; c < 4; c++) {
-      const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(load32(xa.qs + 32 * c)), load32(xb.qs + 32 * c), 1);
+      const __m512i v = _mm512_loadu_si512(xb.qs + 64 * c);
       lo[c] = _mm512_and_si512(v, low4);
       hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
     }
-    const __m256i dh = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xa.d))),
-                                               _mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.d)), 1);
-    const __m512 dx = _mm512_cvtph_ps(dh);
+    const __m512 dx = _mm512_cvtph_ps(load32(xb.d));
     for (int t = 0; t < T; t++) {
       const BlockQ8_0& yb = y[t * nb + b];
       const Q8BlockSums& ys = sums[t * nb + b];
@@ -288,15 +282,14 @@ void q4_0x16Tiles(int64_t nb, int64_t nGroupPairs, int64_t nt, float* s, int64_t
                   const Q8BlockSums* sums) {
   constexpr int T = 4;
   for (int64_t g = 0; g < 2 * nGroupPairs; g += 2) {
-    const BlockQ4_0x8* x0 = x + g * nb;
-    const BlockQ4_0x8* x1 = x0 + nb;
+    const BlockQ4_0x16* xp = reinterpret_cast<const BlockQ4_0x16*>(x + g * nb);
     float* sg = s + 8 * g;
     int64_t t = 0;
-    for (; t + T <= nt; t += T) q4_0x16Tile<T, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
+    for (; t + T <= nt; t += T) q4_0x16Tile<T, Stream>(nb, xp, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
     switch (nt - t) {
-      case 3: q4_0x16Tile<3, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 2: q4_0x16Tile<2, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 1: q4_0x16Tile<1, Stream>(nb, x0, x1, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 3: q4_0x16Tile<3, Stream>(nb, xp, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 2: q4_0x16Tile<2, Stream>(nb, xp, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
+      case 1: q4_0x16Tile<1, Stream>(nb, xp, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
       default: break;
     }
   }
@@ -345,11 +338,11 @@ void q8_0EightRowsVnni(int64_t n, float* s, const char* x, size_t xStride, const
 
 }  // namespace
 
-// Groups in pairs on 512-bit tiles; an odd last group on the shared 256-bit tile. Every path gives
-// the same bits. Up to 8 tokens (decode, a continuous-batching step) stream the weights from
+// Groups in pairs (BlockQ4_0x16) on 512-bit tiles; an odd last group (BlockQ4_0x8) on the shared
+// 256-bit tile. Every path gives the same bits. Up to 8 tokens (decode, a continuous-batching step) stream the weights from
 // memory with prefetches (4 decode rows of TinyLlama Q4_0, tok/s against one row's: 2.6x ->
 // 3.2x); prefill's chunk stays in cache for its tokens.
-void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
+void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                        const BlockQ8_0* y, const Q8BlockSums* sums) {
   if (nt <= 8) q4_0x16Tiles<true>(nb, nGroups / 2, nt, s, ldS, x, y, sums);
   else q4_0x16Tiles<false>(nb, nGroups / 2, nt, s, ldS, x, y, sums);

@@ -82,7 +82,7 @@ struct MulMatJob {
     const int64_t nb = cols / QK4_0;
     const BlockQ4_0x8* groups = reinterpret_cast<const BlockQ4_0x8*>(packed->data);
     const int64_t g0 = c * chunkRows / 8, g1 = std::min(rows, (c + 1) * chunkRows) / 8;
-    (useAvx512() ? gemmQ4_0x8_avx512 : gemmQ4_0x8_avx2)(nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb,
+    (packed->groupRows == 16 ? gemmQ4_0x16_avx512 : gemmQ4_0x8_avx2)(nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb,
                                                          reinterpret_cast<const BlockQ8_0*>(scratch), sums);
   }
 
@@ -136,21 +136,39 @@ size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols) {
 #endif
 }
 
+// Packs W's rows 8 at a time (BlockQ4_0x8) or, for the AVX-512 tile, 16 at a time (BlockQ4_0x16,
+// an odd last group of 8 as BlockQ4_0x8).
 PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
-  const int64_t nb = cols / QK4_0;
+  const int64_t nb = cols / QK4_0, nGroups = rows / 8;
+  const int groupRows = useAvx512() ? 16 : 8;
   const BlockQ4_0* src = static_cast<const BlockQ4_0*>(weights);
   BlockQ4_0x8* groups = reinterpret_cast<BlockQ4_0x8*>(dst);
-  for (int64_t g = 0; g < rows / 8; g++) {
+  for (int64_t g = 0; g < nGroups; g++) {
+    const bool paired = groupRows == 16 && g / 2 * 2 + 1 < nGroups;
     for (int64_t b = 0; b < nb; b++) {
-      BlockQ4_0x8& p = groups[g * nb + b];
+      // Where this group's block goes: its own x8 block, or its half of its pair's x16 block.
+      fp16_t* d;
+      uint8_t* qs;
+      int64_t stride;
+      if (paired) {
+        BlockQ4_0x16& p = reinterpret_cast<BlockQ4_0x16*>(groups + g / 2 * 2 * nb)[b];
+        d = p.d + 8 * (g % 2);
+        qs = p.qs + 32 * (g % 2);
+        stride = 64;
+      } else {
+        BlockQ4_0x8& p = groups[g * nb + b];
+        d = p.d;
+        qs = p.qs;
+        stride = 32;
+      }
       for (int r = 0; r < 8; r++) {
         const BlockQ4_0& q = src[(8 * g + r) * nb + b];
-        p.d[r] = q.d;
-        for (int c = 0; c < 4; c++) std::memcpy(p.qs + 32 * c + 4 * r, q.qs + 4 * c, 4);
+        d[r] = q.d;
+        for (int c = 0; c < 4; c++) std::memcpy(qs + stride * c + 4 * r, q.qs + 4 * c, 4);
       }
     }
   }
-  return PackedWeights{w.type, rows, cols, dst};
+  return PackedWeights{w.type, rows, cols, groupRows, dst};
 }
 
 namespace {
@@ -171,7 +189,7 @@ void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float
   const TypeTraits& act = *typeTraits(GgmlType::Q8_0);
   const size_t actRowBytes = rowBytes(act.type, w.cols);
   // The AVX-512 tiles take two groups of 8 rows at a time: chunks of whole pairs.
-  const int64_t chunkRows = chunkRowsFor(rowBytes(w.type, w.cols), w.rows, pool.size(), useAvx512() ? 16 : 8, nTokens);
+  const int64_t chunkRows = chunkRowsFor(rowBytes(w.type, w.cols), w.rows, pool.size(), w.groupRows, nTokens);
   char* s = static_cast<char*>(scratch);
   MulMatJob job{q4, act, nullptr, w.rows, w.cols, nTokens, x, y, s, 0, actRowBytes, chunkRows,
                 (w.rows + chunkRows - 1) / chunkRows};

@@ -28,6 +28,16 @@ struct BlockQ4_0x8 {
 };
 static_assert(sizeof(BlockQ4_0x8) == 8 * sizeof(BlockQ4_0), "wrong q4_0x8 block size");
 
+// Two groups of 8 rows (16 rows) at one block index, for the AVX-512 tile: group g's scales and
+// 32-byte chunks in the lower halves, group g + 1's in the upper, so a chunk of 16 rows is one
+// 64-byte load and a pair of groups is one stream. The same bytes as two BlockQ4_0x8, reordered: a
+// pair's nb blocks take the place of the two groups' 2 * nb.
+struct BlockQ4_0x16 {
+  fp16_t d[16];        // the rows' scales, row r at r
+  uint8_t qs[4 * 64];  // chunk c at 64c: BlockQ4_0x8::qs chunk c of group g, then of group g + 1
+};
+static_assert(sizeof(BlockQ4_0x16) == 2 * sizeof(BlockQ4_0x8), "wrong q4_0x16 block size");
+
 // A Q8_0 activation block's scale as a float and 8 times the sum of its values: what a product
 // with unsigned Q4_0 nibbles n needs to give sum((n - 8) * y).
 struct Q8BlockSums {
@@ -41,8 +51,9 @@ struct Q8BlockSums {
 // block's exact integer sum, the bits of vecDotQ4_0_generic.
 void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                      const BlockQ8_0* y, const Q8BlockSums* sums);
-// mat-mul-avx512.cpp: the same with VNNI, two groups (16 rows) per 512-bit tile, the same bits.
-void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
+// mat-mul-avx512.cpp: the same with VNNI over pairs of groups packed as BlockQ4_0x16 (an odd last
+// group as BlockQ4_0x8), 16 rows per 512-bit tile, the same bits.
+void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                        const BlockQ8_0* y, const Q8BlockSums* sums);
 #endif
 
@@ -52,6 +63,7 @@ void gemmQ4_0x8_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_
 struct PackedWeights {
   GgmlType type = GgmlType::F32;
   int64_t rows = 0, cols = 0;
+  int groupRows = 8;  // rows per packed block: 8 (BlockQ4_0x8), or 16 (pairs of groups as BlockQ4_0x16)
   const uint8_t* data = nullptr;
 };
 
