@@ -194,20 +194,27 @@ template <int R, int T>
 using TileF16 = FloatTile<Lanes8, F16Elements, F16Elements>::Kernel<R, T>;
 template <int R, int T>
 using TileBF16 = FloatTile<Lanes8, BF16Elements, BF16Elements>::Kernel<R, T>;
-// Half-precision weights against activations already widened to float (exactly: every half is a
-// float), which takes the activations' conversions out of the inner loop.
-template <int R, int T>
-using TileF16Wide = FloatTile<Lanes8, F16Elements, F32Elements>::Kernel<R, T>;
+// BF16 weights against activations already widened to float (exactly: every bf16 is a float),
+// which takes the activations' conversions (two operations each) out of the inner loop.
 template <int R, int T>
 using TileBF16Wide = FloatTile<Lanes8, BF16Elements, F32Elements>::Kernel<R, T>;
 
 // Tile shapes, measured on one thread of a 512-token product (GFLOP/s): Q8_0 3x4 78, 3x3 77,
 // 2x4 74, 4x2 71 (4 rows spill accumulators to the stack); widened F16 3x4 79, 2x6 72, 4x3 63.
 constexpr int kQ8Rows = 3, kQ8Tokens = 4;
-// Widened activations: one tile of tokens at a time, whose rows then stay in L1 while the weights
-// stream; decode reads the halves in 4x3 tiles.
+// BF16 activations widened: one tile of tokens at a time, whose rows then stay in L1 while the
+// weights stream; decode reads the halves in 4x3 tiles.
 constexpr int kWideRows = 3, kWideTokens = 4;
 
+// F16 weights and activations, both read as halves in every tile (so every token count gives the
+// same bits): 4 rows at a time below 4 tokens (decode streams 4 rows), 3 rows x 4 tokens from
+// there. Widening 4 tokens' activations to float first (as BF16 does, and the AVX-512 path) was
+// slower for F16, whose conversion is one instruction: on Zen 5, 2 threads of 512x2048 -> 5632,
+// 112-128 -> 200-205 GFLOP/s (BF16 read this way went 185 -> 161, so it keeps the widening).
+void f16Product(const TileArgs& a, int64_t nr, int64_t nt) {
+  if (nt < 4) tiles<TileF16, 4, 3>(a, nr, nt);
+  else tiles<TileF16, 3, 4>(a, nr, nt);
+}
 
 }  // namespace
 
@@ -237,8 +244,7 @@ void vecDotManyF32_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS
 
 void vecDotManyF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                         const void* y, size_t yStride) {
-  halfTiles<Lanes8, F16Elements, TileF16, 4, 3, TileF16Wide, kWideRows, kWideTokens>(
-      {n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+  f16Product({n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
 }
 
 void vecDotManyBF16_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
