@@ -84,6 +84,7 @@ void Plan::packWeightsOnce() {
   struct Move {
     int id;
     size_t packed;  // packed bytes, or 0 for a plain copy
+    size_t bytes;   // its place in the arena, whole pages
   };
   std::vector<Move> moves;
   size_t total = 0;
@@ -94,8 +95,8 @@ void Plan::packWeightsOnce() {
     // A packed form is a second copy beside the one another op reads; a plain copy would be a
     // waste there.
     if (packed == 0 && readElsewhere[id]) continue;
-    moves.push_back({id, packed});
-    total += pages(packed ? packed : w.byteLength);
+    moves.push_back({id, packed, pages(packed ? packed : w.byteLength)});
+    total += moves.back().bytes;
   }
   if (total == 0) return;
   weights_ = HugePageMemory(total);
@@ -110,7 +111,7 @@ void Plan::packWeightsOnce() {
     }
     if (!readElsewhere[m.id]) releaseFilePages(w.data, w.byteLength);
     if (!m.packed) w.data = at;
-    at += pages(m.packed ? m.packed : w.byteLength);
+    at += m.bytes;
   }
 }
 

@@ -17,8 +17,8 @@
 namespace kiln {
 
 // Zero-filled memory from calloc, which takes large blocks straight from mmap: pages that are never
-// written stay unbacked, so a buffer sized for the largest case (logits for a full batch, a KV cache
-// for the whole context) costs resident memory only for what a step uses.
+// written stay unbacked, so a buffer sized for the largest case (logits for a full batch) costs
+// resident memory only for what a step uses.
 template <typename T>
 class ZeroedArray {
  public:

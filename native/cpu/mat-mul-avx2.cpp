@@ -200,7 +200,7 @@ template <int R, int T>
 using TileBF16Wide = FloatTile<Lanes8, BF16Elements, F32Elements>::Kernel<R, T>;
 
 // Tile shapes, measured on one thread of a 512-token product (GFLOP/s): Q8_0 3x4 78, 3x3 77,
-// 2x4 74, 4x2 71 (4 rows spill accumulators to the stack); widened F16 3x4 79, 2x6 72, 4x3 63.
+// 2x4 74, 4x2 71 (4 rows spill accumulators to the stack); widened halves 3x4 79, 2x6 72, 4x3 63.
 constexpr int kQ8Rows = 3, kQ8Tokens = 4;
 // BF16 activations widened: one tile of tokens at a time, whose rows then stay in L1 while the
 // weights stream; decode reads the halves in 4x3 tiles.

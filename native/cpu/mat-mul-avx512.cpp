@@ -238,10 +238,10 @@ constexpr int kWideRows = 6, kWideTokens = 4;
 // port that the tile's weight unpacking and the VNNI sums already keep busy.
 static inline __m512i broadcast4(const void* p) { return _mm512_broadcastd_epi32(_mm_loadu_si32(p)); }
 
-// Two groups of 8 packed Q4_0 rows (one BlockQ4_0x16 per block) in one 512-bit tile: group g's lanes
-// in the lower half, group g + 1's in the upper, each chunk one 64-byte load and the pair one
-// stream, so each token's 4-byte piece is one broadcast from memory against 16 rows
-// and every vpdpbusd does twice the AVX2 tile's work. Lane by lane the operations are those of
+// Two groups of 8 packed Q4_0 rows (one BlockQ4_0x16 per block) in one 512-bit tile: group g's
+// lanes in the lower half, group g + 1's in the upper, each chunk one 64-byte load and the pair one
+// stream, so each token's 4-byte piece is one broadcast from memory against 16 rows and every
+// vpdpbusd does twice the AVX2 tile's work. Lane by lane the operations are those of
 // q4_0x8Tile<VnniSums> (the same exact integer sum, then one multiply and one FMA per block in
 // block order), so the bits are the AVX2 kernel's. T tokens per tile; 16 rows x T outputs.
 // Stream: the weights are read once, from memory (decode, or a continuous-batching step of a few
@@ -339,8 +339,8 @@ void q8_0EightRowsVnni(int64_t n, float* s, const char* x, size_t xStride, const
 }  // namespace
 
 // Groups in pairs (BlockQ4_0x16) on 512-bit tiles; an odd last group (BlockQ4_0x8) on the shared
-// 256-bit tile. Every path gives the same bits. Up to 8 tokens (decode, a continuous-batching step) stream the weights from
-// memory with prefetches (4 decode rows of TinyLlama Q4_0, tok/s against one row's: 2.6x ->
+// 256-bit tile. Every path gives the same bits. Up to 8 tokens (decode, a continuous-batching
+// step) stream the weights from memory with prefetches (4 decode rows of TinyLlama Q4_0, tok/s against one row's: 2.6x ->
 // 3.2x); prefill's chunk stays in cache for its tokens.
 void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                        const BlockQ8_0* y, const Q8BlockSums* sums) {

@@ -82,8 +82,8 @@ struct MulMatJob {
     const int64_t nb = cols / QK4_0;
     const BlockQ4_0x8* groups = reinterpret_cast<const BlockQ4_0x8*>(packed->data);
     const int64_t g0 = c * chunkRows / 8, g1 = std::min(rows, (c + 1) * chunkRows) / 8;
-    (packed->groupRows == 16 ? gemmQ4_0x16_avx512 : gemmQ4_0x8_avx2)(nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb,
-                                                         reinterpret_cast<const BlockQ8_0*>(scratch), sums);
+    (packed->groupRows == 16 ? gemmQ4_0x16_avx512 : gemmQ4_0x8_avx2)(
+        nb, g1 - g0, nTokens, y + 8 * g0, rows, groups + g0 * nb, reinterpret_cast<const BlockQ8_0*>(scratch), sums);
   }
 
   void multiply(int64_t c) {
