@@ -5,10 +5,6 @@
 // sum), only many at once. Compiled with -mavx2 -mfma -mf16c.
 #include "simd-avx2.h"
 
-#include <algorithm>
-#include <vector>
-
-
 #include "mat-mul-int-tiles.h"
 #include "mat-mul-tiles.h"
 #include "mat-mul.h"
@@ -64,101 +60,45 @@ void q8_0EightRows(const TileArgs& a) {
   for (int r = 0; r < 8; r++) a.s[r] = hsum(acc[r]);
 }
 
-// Q8_0 prefill in 16-bit halves. A block's 32 bytes widen to two vectors of 16 int16, its even
-// bytes (E) and its odd ones (O); vpmaddwd of a row's E and O with a token's gives, in 32-bit lane
-// l, x * y over bytes 4l and 4l + 2, and over 4l + 1 and 4l + 3, whose sum is quadSumsI8's lane l
-// exactly. Both sides are widened once, outside the tile: a group of tokens once per chunk of rows,
-// a tile's rows once per group of tokens. A pair and block then costs two multiplies, an add, a
-// conversion and the FMA, where the byte tile (Q8Tile) also moves x's signs onto y and folds byte
-// pairs to int32 (five operations on the two vector multiply ports instead of four; tinyBLAS spends
-// the five too). Everything after the integers is Q8Tile's, so the bits are vecDotQ8_0_avx2's.
-namespace halves {
-
-// Rows per tile and tokens per tile: 12 accumulators, a token's two halves and two temporaries in
-// the 16 registers (GFLOP/s of 512x2048 -> 5632 on 2 threads, against the byte tile's 124: 3x4 130,
-// 4x3 135). A group of tokens takes at most kGroupBytes of halves (64 bytes a block), which stay in
-// L2 while the rows of a chunk pass over them: 64 tokens of a 2048-wide row, 23 of a 5632-wide one.
-constexpr int kRows = 4, kTokens = 3;
-constexpr int64_t kGroupBytes = 256 * 1024, kMinGroup = 8, kMaxGroup = 64;
-
-static inline void widen(const BlockQ8_0& b, __m256i* out) {
-  const __m256i v = load32(b.qs);
-  out[0] = _mm256_srai_epi16(_mm256_slli_epi16(v, 8), 8);
-  out[1] = _mm256_srai_epi16(v, 8);
-}
-
-// R rows of the tile (kRows-strided halves: block b, row r at xh[(b * kRows + r) * 2]; the rows'
-// scales 4 floats a block) against T tokens (token t, block b at yh[(t * nb + b) * 2]; scales yd).
+// Q8_0 prefill: R rows x T tokens, the token's signs moved onto the weights. Per token and block
+// |y| is taken once for the tile's R rows; per pair the row's bytes take y's signs and
+// maddubs(|y|, x * sign(y)) gives x * y in pairs, which madd folds to quadSumsI8's lanes exactly.
+// With only the tile's 16 accumulators held across the block loop, the rows are read from L1 as
+// each pair needs them (Q8Tile holds them, and |x|, in registers and spills). The row scales are
+// multiplied by the token's in one 4-wide multiply and read back as broadcasts, so no shuffle
+// port is spent on them. Everything after the integers is Q8Tile's, so the bits are
+// vecDotQ8_0_avx2's. Zen 5, one thread of 512x2048 -> 5632 (GFLOP/s): 4x4 104, 5x4 104, 3x4 100,
+// 4x3 96, 4x2 84; Q8Tile 4x3 96, 3x4 84; the 16-bit halves this replaces 88; ggml's 4x2 103.
 template <int R, int T>
-void tile(int64_t nb, const __m256i* xh, const float* xd, const __m256i* yh, const float* yd, float* s, int64_t ldS) {
-  __m256 acc[R][T];
-  for (int r = 0; r < R; r++)
-    for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; b++) {
-    const __m256i* xb = xh + b * kRows * 2;
-    const __m128 dx = _mm_loadu_ps(xd + 4 * b);
-    for (int t = 0; t < T; t++) {
-      const __m256i* yb = yh + (t * nb + b) * 2;
-      const __m256i ye = _mm256_load_si256(yb), yo = _mm256_load_si256(yb + 1);
-      // The pairs' scale products through memory: each row's is then a broadcast load, not a shuffle.
-      alignas(16) float d[4];
-      _mm_store_ps(d, _mm_mul_ps(dx, _mm_set1_ps(yd[t * nb + b])));
-      for (int r = 0; r < R; r++) {
-        const __m256i sum = _mm256_add_epi32(_mm256_madd_epi16(ye, _mm256_load_si256(xb + 2 * r)),
-                                             _mm256_madd_epi16(yo, _mm256_load_si256(xb + 2 * r + 1)));
-        acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(d + r), _mm256_cvtepi32_ps(sum), acc[r][t]);
-      }
-    }
-  }
-  for (int r = 0; r < R; r++)
-    for (int t = 0; t < T; t++) s[t * ldS + r] = hsum(acc[r][t]);
-}
-
-// R rows against the group's tc tokens: kTokens at a time, then one by one.
-template <int R>
-void rowTile(int64_t nb, int64_t tc, const __m256i* xh, const float* xd, const __m256i* yh, const float* yd, float* s, int64_t ldS) {
-  int64_t t = 0;
-  for (; t + kTokens <= tc; t += kTokens) tile<R, kTokens>(nb, xh, xd, yh + t * nb * 2, yd + t * nb, s + t * ldS, ldS);
-  for (; t < tc; t++) tile<R, 1>(nb, xh, xd, yh + t * nb * 2, yd + t * nb, s + t * ldS, ldS);
-}
-
-void product(const TileArgs& a, int64_t nr, int64_t nt) {
-  const int64_t nb = a.n / QK8_0;
-  const int64_t group = std::clamp<int64_t>(kGroupBytes / (nb * 64), kMinGroup, kMaxGroup);
-  thread_local std::vector<__m256i> yh, xh;
-  thread_local std::vector<float> yd, xd;
-  if (yh.size() < (size_t)(group * nb * 2)) yh.resize((size_t)(group * nb * 2));
-  if (yd.size() < (size_t)(group * nb)) yd.resize((size_t)(group * nb));
-  if (xh.size() < (size_t)(kRows * nb * 2)) xh.resize((size_t)(kRows * nb * 2));
-  if (xd.size() < (size_t)(4 * nb)) xd.resize((size_t)(4 * nb));
-  for (int64_t t0 = 0; t0 < nt; t0 += group) {
-    const int64_t tc = std::min<int64_t>(group, nt - t0);
-    for (int64_t t = 0; t < tc; t++) {
-      const BlockQ8_0* y = reinterpret_cast<const BlockQ8_0*>(a.y + (t0 + t) * a.yStride);
-      for (int64_t b = 0; b < nb; b++) {
-        widen(y[b], &yh[(t * nb + b) * 2]);
-        yd[t * nb + b] = fp16(y[b].d);
-      }
-    }
-    for (int64_t r0 = 0; r0 < nr; r0 += kRows) {
-      const int rc = (int)std::min<int64_t>(kRows, nr - r0);
-      for (int r = 0; r < rc; r++) {
-        const BlockQ8_0* x = reinterpret_cast<const BlockQ8_0*>(a.x + (r0 + r) * a.xStride);
-        for (int64_t b = 0; b < nb; b++) {
-          widen(x[b], &xh[(b * kRows + r) * 2]);
-          xd[4 * b + r] = fp16(x[b].d);
+struct TileQ8_0Prefill {
+  static_assert(R <= 4, "row scales share one 128-bit vector");
+  static void run(const TileArgs& a) {
+    __m256 acc[R][T];
+    for (int r = 0; r < R; r++)
+      for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t b = 0; b < a.n / QK8_0; b++) {
+      uint64_t dxh = 0;  // the row scales side by side, built in a register
+      for (int r = 0; r < R; r++) dxh |= (uint64_t)reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b].d << (16 * r);
+      const __m128 dx = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)dxh));
+      for (int t = 0; t < T; t++) {
+        const BlockQ8_0& yb = reinterpret_cast<const BlockQ8_0*>(a.y + t * a.yStride)[b];
+        const __m256i qy = load32(yb.qs);
+        const __m256i ay = _mm256_sign_epi8(qy, qy);
+        alignas(16) float d[4];
+        _mm_store_ps(d, _mm_mul_ps(dx, _mm_set1_ps(fp16(yb.d))));
+        for (int r = 0; r < R; r++) {
+          const __m256i qx = load32(reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b].qs);
+          const __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(ay, _mm256_sign_epi8(qx, qy)), ones);
+          acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(d + r), _mm256_cvtepi32_ps(sum), acc[r][t]);
         }
       }
-      float* s = a.s + t0 * a.ldS + r0;
-      if (rc == 4) rowTile<4>(nb, tc, xh.data(), xd.data(), yh.data(), yd.data(), s, a.ldS);
-      else if (rc == 3) rowTile<3>(nb, tc, xh.data(), xd.data(), yh.data(), yd.data(), s, a.ldS);
-      else if (rc == 2) rowTile<2>(nb, tc, xh.data(), xd.data(), yh.data(), yd.data(), s, a.ldS);
-      else rowTile<1>(nb, tc, xh.data(), xd.data(), yh.data(), yd.data(), s, a.ldS);
     }
+    for (int r = 0; r < R; r++)
+      for (int t = 0; t < T; t++) a.s[t * a.ldS + r] = hsum(acc[r][t]);
   }
-}
+};
 
-}  // namespace halves
 
 // Eight float lanes, summed at the end in ggml's order (FloatTile's L).
 struct Lanes8 {
@@ -199,9 +139,11 @@ using TileBF16 = FloatTile<Lanes8, BF16Elements, BF16Elements>::Kernel<R, T>;
 template <int R, int T>
 using TileBF16Wide = FloatTile<Lanes8, BF16Elements, F32Elements>::Kernel<R, T>;
 
-// Tile shapes, measured on one thread of a 512-token product (GFLOP/s): Q8_0 3x4 78, 3x3 77,
-// 2x4 74, 4x2 71 (4 rows spill accumulators to the stack); widened halves 3x4 79, 2x6 72, 4x3 63.
+// Tile shapes, measured on one thread of a 512-token product (GFLOP/s, Sapphire Rapids): Q8_0 3x4
+// 78, 3x3 77, 2x4 74, 4x2 71 (4 rows spill accumulators to the stack); widened halves 3x4 79, 2x6
+// 72, 4x3 63. Decode and a few tokens use the Q8Tile shape; prefill, TileQ8_0Prefill's (above).
 constexpr int kQ8Rows = 3, kQ8Tokens = 4;
+constexpr int kQ8PrefillRows = 4, kQ8PrefillTokens = 4;
 // BF16 activations widened: one tile of tokens at a time, whose rows then stay in L1 while the
 // weights stream; decode reads the halves in 4x3 tiles.
 constexpr int kWideRows = 3, kWideTokens = 4;
@@ -234,7 +176,7 @@ void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ld
   }
   // A continuous-batching step of a few tokens reads each weight once, from memory.
   if (nt <= 8) tiles<TileQ8_0Stream, kQ8Rows, kQ8Tokens>(a, nr, nt);
-  else halves::product(a, nr, nt);
+  else tiles<TileQ8_0Prefill, kQ8PrefillRows, kQ8PrefillTokens>(a, nr, nt);
 }
 
 void vecDotManyF32_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
