@@ -136,9 +136,10 @@ constexpr int kMinGroup = 4;
 
 // K*Q of 8 query lanes against positions [0, n): scores[8j + l] = q_l . k_j * scale, each in
 // attendOne's order, and the lanes' largest scores. rows: kBlock * headDim floats.
-template <typename T>
-__m256 groupScores(const float* const* ql, const T* k, int64_t n, int64_t stride, int headDim, float scale, float* scores,
+template <typename T, int kHeadDim = 0>
+__m256 groupScores(const float* const* ql, const T* k, int64_t n, int64_t stride, int headDimArg, float scale, float* scores,
                    float* rows) {
+  const int headDim = kHeadDim ? kHeadDim : headDimArg;
   const int np = headDim & ~31;
   // The queries' last headDim % 32 values, transposed for lane-wise FMAs.
   alignas(32) float tail[32 * kLanes];
@@ -194,10 +195,12 @@ void groupSoftmax(float* scores, int64_t n, __m256 vmax) {
 }
 
 // KQV of the first nq lanes, as attendOne, each block's values widened once for every query.
-// rows: kBlock * headDim floats; acc: 64 * headDim.
-template <typename T>
-void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDim, float* rows, float* acc,
+// rows: kBlock * headDim floats; acc: 64 * headDim. kHeadDim, where given, is headDim known when
+// compiling (see attendGroup).
+template <typename T, int kHeadDim = 0>
+void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDimArg, float* rows, float* acc,
                  float* out, int64_t outStride) {
+  const int headDim = kHeadDim ? kHeadDim : headDimArg;
   const int d8 = headDim / 8 * 8;
   std::memset(acc, 0, sizeof(float) * 8 * d8 * nq);
   float lanes[kLanes][8 * 8] = {};  // the last headDim % 8 outputs' lanes, per query
@@ -252,10 +255,19 @@ void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v
   const float* ql[kLanes];
   for (int l = 0; l < kLanes; l++) ql[l] = q + (l < nq ? l : nq - 1) * qStride;
   const bool wide = useAvx512() && headDim % 32 == 0;
+  // The common head sizes compiled with headDim known, so each position's loops over it unroll
+  // (Zen 5, AVX2 tier, Qwen2.5-0.5B prefill of 512 tokens: attention 221 -> 166 ms); the order of
+  // every sum is the same.
   groupSoftmax(scores, n, wide ? groupScores_avx512(ql, k, n, stride, headDim, scale, scores, rows)
-                               : groupScores(ql, k, n, stride, headDim, scale, scores, rows));
+                        : headDim == 64 ? groupScores<T, 64>(ql, k, n, stride, headDim, scale, scores, rows)
+                        : headDim == 128 ? groupScores<T, 128>(ql, k, n, stride, headDim, scale, scores, rows)
+                                         : groupScores(ql, k, n, stride, headDim, scale, scores, rows));
   if (wide) {
     groupValues_avx512(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
+  } else if (headDim == 64) {
+    groupValues<T, 64>(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
+  } else if (headDim == 128) {
+    groupValues<T, 128>(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
   } else {
     groupValues(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
   }
