@@ -149,12 +149,15 @@ constexpr int kQ8PrefillRows = 4, kQ8PrefillTokens = 4;
 constexpr int kWideRows = 3, kWideTokens = 4;
 
 // F16 weights and activations, both read as halves in every tile (so every token count gives the
-// same bits): 4 rows at a time below 4 tokens (decode streams 4 rows), 3 rows x 4 tokens from
-// there. Widening 4 tokens' activations to float first (as BF16 does, and the AVX-512 path) was
-// slower for F16, whose conversion is one instruction: on Zen 5, 2 threads of 512x2048 -> 5632,
-// 112-128 -> 200-205 GFLOP/s (BF16 read this way went 185 -> 161, so it keeps the widening).
+// same bits): decode streams 8 rows at a time (Zen 5, TinyLlama F16 decode at --level avx2: 4 rows
+// 17.5 -> 8 rows 19.3 tok/s; 12 rows leave 4 of each 64-row chunk to single-row tiles, 17.0), 2-3
+// tokens take 4 rows x 3 tokens, and 4 or more 3 rows x 4 tokens. Widening 4 tokens' activations
+// to float first (as BF16 does, and the AVX-512 path) was slower for F16, whose conversion is one
+// instruction: on Zen 5, 2 threads of 512x2048 -> 5632, 112-128 -> 200-205 GFLOP/s (BF16 read
+// this way went 185 -> 161, so it keeps the widening).
 void f16Product(const TileArgs& a, int64_t nr, int64_t nt) {
-  if (nt < 4) tiles<TileF16, 4, 3>(a, nr, nt);
+  if (nt == 1) tiles<TileF16, 8, 1>(a, nr, nt);
+  else if (nt < 4) tiles<TileF16, 4, 3>(a, nr, nt);
   else tiles<TileF16, 3, 4>(a, nr, nt);
 }
 
