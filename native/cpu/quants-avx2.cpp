@@ -120,10 +120,15 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStri
     for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
     for (int t = 0; t < T; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
     alignas(16) uint8_t sm[R][16];
+    // The scales widened to 16 bits as well, so that each sub-block's is one broadcast load (from
+    // the bytes it took an extract, a move and a broadcast).
+    alignas(32) int16_t sc16[R][16];
     for (int r = 0; r < R; r++) {
       if (T == 1)  // where the next R rows need it (a row's own next kilobyte is mostly the next row)
         for (int l = 0; l < (int)(sizeof(Block) + 63) / 64; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
-      _mm_store_si128(reinterpret_cast<__m128i*>(sm[r]), scalesMinsK4(xb[r]->scales));
+      const __m128i packed = scalesMinsK4(xb[r]->scales);
+      _mm_store_si128(reinterpret_cast<__m128i*>(sm[r]), packed);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(sc16[r]), _mm256_cvtepu8_epi16(packed));
       const float dmin = fp16(xb[r]->dmin);
       for (int t = 0; t < T; t++) {
         if constexpr (kFifthBit) summs[r][t] = fmaSingle(-yb[t]->d * dmin, (float)minsSum(sm[r], *yb[t]), summs[r][t]);
@@ -143,7 +148,7 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStri
           vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
           vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
         }
-        const __m256i scLo = _mm256_set1_epi16(sm[r][2 * g]), scHi = _mm256_set1_epi16(sm[r][2 * g + 1]);
+        const __m256i scLo = _mm256_set1_epi16(sc16[r][2 * g]), scHi = _mm256_set1_epi16(sc16[r][2 * g + 1]);
         for (int t = 0; t < T; t++) {
           const int8_t* q8 = yb[t]->qs + 64 * g;
           sumi[r][t] = _mm256_add_epi32(sumi[r][t], _mm256_madd_epi16(_mm256_maddubs_epi16(vLo, load32(q8)), scLo));
