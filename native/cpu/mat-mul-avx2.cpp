@@ -99,7 +99,6 @@ struct TileQ8_0Prefill {
   }
 };
 
-
 // Eight float lanes, summed at the end in ggml's order (FloatTile's L).
 struct Lanes8 {
   using V = __m256;
