@@ -71,16 +71,13 @@ void q8_0EightRows(const TileArgs& a) {
 // 4x3 96, 4x2 84; Q8Tile 4x3 96, 3x4 84; the 16-bit halves this replaces 88; ggml's 4x2 103.
 template <int R, int T>
 struct TileQ8_0Prefill {
-  static_assert(R <= 4, "row scales share one 128-bit vector");
   static void run(const TileArgs& a) {
     __m256 acc[R][T];
     for (int r = 0; r < R; r++)
       for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
     const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t b = 0; b < a.n / QK8_0; b++) {
-      uint64_t dxh = 0;  // the row scales side by side, built in a register
-      for (int r = 0; r < R; r++) dxh |= (uint64_t)reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b].d << (16 * r);
-      const __m128 dx = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)dxh));
+      const __m128 dx = q8RowScales<R>(a.x, a.xStride, b);
       for (int t = 0; t < T; t++) {
         const BlockQ8_0& yb = reinterpret_cast<const BlockQ8_0*>(a.y + t * a.yStride)[b];
         const __m256i qy = load32(yb.qs);

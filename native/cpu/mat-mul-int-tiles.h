@@ -16,6 +16,16 @@
 namespace kiln {
 namespace {
 
+// The Q8_0 scales of R rows' block b side by side as floats, built in a register (narrow stores
+// read back wide would stall).
+template <int R>
+inline __m128 q8RowScales(const char* x, size_t xStride, int64_t b) {
+  static_assert(R <= 4, "row scales share one 128-bit vector");
+  uint64_t h = 0;
+  for (int r = 0; r < R; r++) h |= (uint64_t)reinterpret_cast<const BlockQ8_0*>(x + r * xStride)[b].d << (16 * r);
+  return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)h));
+}
+
 // Q8_0 weights x Q8_0 activations, as vecDotQ8_0_avx2. Per pair and block: the lane sums, a
 // conversion, then one FMA with the scales' product. The products come from one multiply per
 // token and block (the R row scales side by side times the token's), each row's taken out with a
@@ -27,23 +37,20 @@ template <typename Sums, bool Stream = false>
 struct Q8Tile {
   template <int R, int T>
   struct Kernel {
-    static_assert(R <= 4, "row scales share one 128-bit vector");
     static void run(const TileArgs& a) {
       __m256 acc[R][T];
       for (int r = 0; r < R; r++)
         for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
       for (int64_t b = 0; b < a.n / QK8_0; b++) {
         __m256i qx[R], ax[R];
-        uint64_t dxh = 0;  // the row scales side by side (built in a register: narrow stores read back wide would stall)
         for (int r = 0; r < R; r++) {
           const BlockQ8_0& xb = reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b];
           if (Stream) _mm_prefetch(reinterpret_cast<const char*>(&xb) + R * a.xStride, _MM_HINT_T0);
           else if (T == 1) _mm_prefetch(reinterpret_cast<const char*>(&xb) + kPrefetchBytes, _MM_HINT_T0);
           qx[r] = simd::load32(xb.qs);
           ax[r] = _mm256_sign_epi8(qx[r], qx[r]);
-          dxh |= (uint64_t)xb.d << (16 * r);
         }
-        const __m128 dx = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)dxh));
+        const __m128 dx = q8RowScales<R>(a.x, a.xStride, b);
         for (int t = 0; t < T; t++) {
           const BlockQ8_0& yb = reinterpret_cast<const BlockQ8_0*>(a.y + t * a.yStride)[b];
           const __m256i qy = simd::load32(yb.qs);
