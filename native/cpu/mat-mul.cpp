@@ -29,9 +29,12 @@ constexpr int64_t kChunksPerThread = 4;
 // Tokens that meet one weight row while it is still in L1.
 constexpr int64_t kTokensPerRow = 4;
 // Tokens per chunk of a product of many tokens (a multiple of every prefill tile's token count):
-// their activations stay in L2 while the chunk's rows pass over them, and the chunks are small
-// enough for the threads to finish together.
-constexpr int64_t kTokenChunk = 64;
+// their activations stay in L1 or L2 while each tile of the chunk's rows passes over them, and the
+// chunks are small enough for the threads to finish together. Zen 5, prefill of 512 tokens, tok/s
+// with 512 / 64 / 32 / 16 tokens per chunk: Qwen2.5 Q8_0 at the AVX2 tier 236 / 232 / 240 / -,
+// later 241 / - / 251 / 251; TinyLlama Q8_0 AVX2 83 / - / 88 / 89, Q4_K AVX2 146 / - / 150 / 150,
+// F16 AVX2 96 / - / 101 / 99, Q4_0 best 284 / - / 314 / 309.
+constexpr int64_t kTokenChunk = 32;
 // Activation values converted per chunk: below this a conversion (a decode step's row) runs on
 // the calling thread alone, since waking a worker costs more.
 constexpr int64_t kConvertChunkValues = 32 * 1024;
@@ -130,9 +133,9 @@ struct MulMatJob {
 // allow. Many tokens go kTokenChunk at a time, the token chunks of one row chunk in turn, so both
 // threads share its weights in L3. Chunks of a fixed row count over every token left a short last
 // one and too few to share (a 128-row K projection went as 5 x 24 + 8 rows, on 2 threads). Zen 5,
-// AVX2 tier, 2 threads, Q8_0 x 512 tokens, GFLOP/s before -> after (ggml's tinyBLAS): 896 -> 128
-// 135 -> 155 (173), 896 -> 896 181 -> 187 (198), 4864 -> 896 187 -> 200 (198), TinyLlama's shapes
-// unchanged (197-200); prefill Qwen2.5-0.5B Q8_0 236 -> 239 tok/s, at the best tier 413 -> 426.
+// AVX2 tier, 2 threads, Q8_0 x 512 tokens in chunks of 64, GFLOP/s before -> after (ggml's
+// tinyBLAS): 896 -> 128 135 -> 155 (173), 896 -> 896 181 -> 187 (198), 4864 -> 896 187 -> 200
+// (198), TinyLlama's shapes unchanged (197-200).
 Split splitWork(size_t weightRowBytes, int64_t rows, int threads, int64_t multiple, int64_t nTokens) {
   const size_t bytes = nTokens == 1 ? kVectorChunkBytes : kChunkBytes;
   // Whole tiles of rows (the tiles take 3, 4 or 8 rows at a time), so no row of a wide matrix
