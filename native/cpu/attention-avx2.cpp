@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "attention-lanes.h"
 #include "ops.h"
@@ -209,18 +208,22 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
     const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
     int64_t vs = 0;
     const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs) - j0 * vs;
-    for (int l = 0; l < nq; l++) {
-      float* al = acc + l * 8 * d8;
-      const float* sl = scores + l;
+    // Accumulator row m of every query takes the positions j = m (mod 8) in order (j0 is a
+    // multiple of 8), so one load of a position's values feeds the eight lanes' chains, each with
+    // its score broadcast. Lanes past nq compute on zeros and are not kept.
+    for (int m = 0; m < 8; m++) {
       for (int d = 0; d < d8; d += 8) {
-        __m256 a[8];
-        for (int m = 0; m < 8; m++) a[m] = _mm256_loadu_ps(al + m * d8 + d);
-        int64_t j = j0;
-        for (; j + 8 <= j1; j += 8)
-          for (int m = 0; m < 8; m++) a[m] = _mm256_fmadd_ps(_mm256_loadu_ps(vf + (j + m) * vs + d), _mm256_set1_ps(sl[(j + m) * kLanes]), a[m]);
-        for (int m = 0; j + m < j1; m++) a[m] = _mm256_fmadd_ps(_mm256_loadu_ps(vf + (j + m) * vs + d), _mm256_set1_ps(sl[(j + m) * kLanes]), a[m]);
-        for (int m = 0; m < 8; m++) _mm256_storeu_ps(al + m * d8 + d, a[m]);
+        __m256 a[kLanes];
+        for (int l = 0; l < kLanes; l++) a[l] = l < nq ? _mm256_loadu_ps(acc + (l * 8 + m) * d8 + d) : _mm256_setzero_ps();
+        for (int64_t j = j0 + m; j < j1; j += 8) {
+          const __m256 vj = _mm256_loadu_ps(vf + j * vs + d);
+          for (int l = 0; l < kLanes; l++) a[l] = _mm256_fmadd_ps(vj, _mm256_broadcast_ss(scores + j * kLanes + l), a[l]);
+        }
+        for (int l = 0; l < nq; l++) _mm256_storeu_ps(acc + (l * 8 + m) * d8 + d, a[l]);
       }
+    }
+    for (int l = 0; l < nq; l++) {
+      const float* sl = scores + l;
       for (int d = d8; d < headDim; d++)
         for (int64_t j = j0; j < j1; j++) {
           float& lane = lanes[l][(d - d8) * 8 + j % 8];
@@ -260,17 +263,11 @@ void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v
     groupValues_avx512(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
     return;
   }
-  // The common head sizes compiled with headDim known, so each position's loops over it unroll
-  // (Zen 5, AVX2 tier, Qwen2.5-0.5B prefill of 512 tokens: attention 221 -> 166 ms); the order of
-  // every sum is the same.
-  auto run = [&](auto known) {
+  byHeadDim(headDim, [&](auto known) {
     constexpr int kHeadDim = decltype(known)::value;
     groupSoftmax(scores, n, groupScores<T, kHeadDim>(ql, k, n, stride, headDim, scale, scores, rows));
     groupValues<T, kHeadDim>(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
-  };
-  if (headDim == 64) run(std::integral_constant<int, 64>());
-  else if (headDim == 128) run(std::integral_constant<int, 128>());
-  else run(std::integral_constant<int, 0>());
+  });
 }
 
 }  // namespace

@@ -30,8 +30,9 @@ inline __m512 sumRows16(const __m512* a) {
                        _mm512_add_ps(_mm512_add_ps(a[1], a[5]), _mm512_add_ps(a[3], a[7])));
 }
 
-template <typename T>
-__m256 scores(const float* const* ql, const T* k, int64_t n, int64_t stride, int headDim, float scale, float* out, float* rows) {
+template <typename T, int kHeadDim>
+__m256 scores(const float* const* ql, const T* k, int64_t n, int64_t stride, int headDimArg, float scale, float* out, float* rows) {
+  const int headDim = kHeadDim ? kHeadDim : headDimArg;
   const __m256 vscale = _mm256_set1_ps(scale);
   __m256 vmax = _mm256_set1_ps(-INFINITY);
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
@@ -59,34 +60,34 @@ __m256 scores(const float* const* ql, const T* k, int64_t n, int64_t stride, int
   return vmax;
 }
 
-// Outputs go 32 dimensions at a time: 8 rows of accumulators (positions j % 8) x two vectors.
-template <typename T>
-void values(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDim, float* rows, float* acc, float* out,
+// Outputs go 32 dimensions at a time: per row of accumulators (positions j % 8), the 8 lanes x two
+// vectors.
+template <typename T, int kHeadDim>
+void values(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDimArg, float* rows, float* acc, float* out,
             int64_t outStride) {
+  const int headDim = kHeadDim ? kHeadDim : headDimArg;
   std::memset(acc, 0, sizeof(float) * 8 * headDim * nq);
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
     int64_t vs = 0;
     const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs) - j0 * vs;
-    for (int l = 0; l < nq; l++) {
-      float* al = acc + l * 8 * headDim;
-      const float* sl = scores + l;
+    // As the AVX2 kernel: accumulator row m of every query takes the positions j = m (mod 8) in
+    // order, one load of a position's values feeding the eight lanes' chains.
+    for (int m = 0; m < 8; m++) {
       for (int d = 0; d < headDim; d += 32) {
-        __m512 a[8][2];
-        for (int m = 0; m < 8; m++)
-          for (int h = 0; h < 2; h++) a[m][h] = _mm512_loadu_ps(al + m * headDim + d + 16 * h);
-        int64_t j = j0;
-        for (; j + 8 <= j1; j += 8)
-          for (int m = 0; m < 8; m++) {
-            const __m512 s = _mm512_set1_ps(sl[(j + m) * kLanes]);
-            for (int h = 0; h < 2; h++) a[m][h] = _mm512_fmadd_ps(_mm512_loadu_ps(vf + (j + m) * vs + d + 16 * h), s, a[m][h]);
+        __m512 a[kLanes][2];
+        for (int l = 0; l < kLanes; l++)
+          for (int h = 0; h < 2; h++) a[l][h] = l < nq ? _mm512_loadu_ps(acc + (l * 8 + m) * headDim + d + 16 * h) : _mm512_setzero_ps();
+        for (int64_t j = j0 + m; j < j1; j += 8) {
+          const __m512 v0 = _mm512_loadu_ps(vf + j * vs + d), v1 = _mm512_loadu_ps(vf + j * vs + d + 16);
+          for (int l = 0; l < kLanes; l++) {
+            const __m512 s = _mm512_set1_ps(scores[j * kLanes + l]);
+            a[l][0] = _mm512_fmadd_ps(v0, s, a[l][0]);
+            a[l][1] = _mm512_fmadd_ps(v1, s, a[l][1]);
           }
-        for (int m = 0; j + m < j1; m++) {
-          const __m512 s = _mm512_set1_ps(sl[(j + m) * kLanes]);
-          for (int h = 0; h < 2; h++) a[m][h] = _mm512_fmadd_ps(_mm512_loadu_ps(vf + (j + m) * vs + d + 16 * h), s, a[m][h]);
         }
-        for (int m = 0; m < 8; m++)
-          for (int h = 0; h < 2; h++) _mm512_storeu_ps(al + m * headDim + d + 16 * h, a[m][h]);
+        for (int l = 0; l < nq; l++)
+          for (int h = 0; h < 2; h++) _mm512_storeu_ps(acc + (l * 8 + m) * headDim + d + 16 * h, a[l][h]);
       }
     }
   }
@@ -104,19 +105,19 @@ void values(const float* scores, int nq, const T* v, int64_t n, int64_t stride, 
 
 __m256 groupScores_avx512(const float* const* ql, const float* k, int64_t n, int64_t stride, int headDim, float scale,
                           float* out, float* rows) {
-  return scores(ql, k, n, stride, headDim, scale, out, rows);
+  return byHeadDim(headDim, [&](auto known) { return scores<float, decltype(known)::value>(ql, k, n, stride, headDim, scale, out, rows); });
 }
 __m256 groupScores_avx512(const float* const* ql, const fp16_t* k, int64_t n, int64_t stride, int headDim, float scale,
                           float* out, float* rows) {
-  return scores(ql, k, n, stride, headDim, scale, out, rows);
+  return byHeadDim(headDim, [&](auto known) { return scores<fp16_t, decltype(known)::value>(ql, k, n, stride, headDim, scale, out, rows); });
 }
 void groupValues_avx512(const float* scores, int nq, const float* v, int64_t n, int64_t stride, int headDim, float* rows,
                         float* acc, float* out, int64_t outStride) {
-  values(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
+  byHeadDim(headDim, [&](auto known) { values<float, decltype(known)::value>(scores, nq, v, n, stride, headDim, rows, acc, out, outStride); });
 }
 void groupValues_avx512(const float* scores, int nq, const fp16_t* v, int64_t n, int64_t stride, int headDim, float* rows,
                         float* acc, float* out, int64_t outStride) {
-  values(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
+  byHeadDim(headDim, [&](auto known) { values<fp16_t, decltype(known)::value>(scores, nq, v, n, stride, headDim, rows, acc, out, outStride); });
 }
 
 }  // namespace kiln
