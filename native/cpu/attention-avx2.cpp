@@ -202,7 +202,7 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
                  float* out, int64_t outStride) {
   const int headDim = kHeadDim ? kHeadDim : headDimArg;
   const int d8 = headDim / 8 * 8;
-  std::memset(acc, 0, sizeof(float) * 8 * d8 * nq);
+  std::memset(acc, 0, sizeof(float) * 8 * d8 * kLanes);
   float lanes[kLanes][8 * 8] = {};  // the last headDim % 8 outputs' lanes, per query
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
@@ -210,16 +210,17 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
     const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs) - j0 * vs;
     // Accumulator row m of every query takes the positions j = m (mod 8) in order (j0 is a
     // multiple of 8), so one load of a position's values feeds the eight lanes' chains, each with
-    // its score broadcast. Lanes past nq compute on zeros and are not kept.
+    // its score broadcast. Every lane is kept (those past nq repeat the last query), so that the
+    // accumulators stay in registers.
     for (int m = 0; m < 8; m++) {
       for (int d = 0; d < d8; d += 8) {
         __m256 a[kLanes];
-        for (int l = 0; l < kLanes; l++) a[l] = l < nq ? _mm256_loadu_ps(acc + (l * 8 + m) * d8 + d) : _mm256_setzero_ps();
+        for (int l = 0; l < kLanes; l++) a[l] = _mm256_loadu_ps(acc + (l * 8 + m) * d8 + d);
         for (int64_t j = j0 + m; j < j1; j += 8) {
           const __m256 vj = _mm256_loadu_ps(vf + j * vs + d);
           for (int l = 0; l < kLanes; l++) a[l] = _mm256_fmadd_ps(vj, _mm256_broadcast_ss(scores + j * kLanes + l), a[l]);
         }
-        for (int l = 0; l < nq; l++) _mm256_storeu_ps(acc + (l * 8 + m) * d8 + d, a[l]);
+        for (int l = 0; l < kLanes; l++) _mm256_storeu_ps(acc + (l * 8 + m) * d8 + d, a[l]);
       }
     }
     for (int l = 0; l < nq; l++) {

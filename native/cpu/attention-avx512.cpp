@@ -66,7 +66,7 @@ template <typename T, int kHeadDim>
 void values(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDimArg, float* rows, float* acc, float* out,
             int64_t outStride) {
   const int headDim = kHeadDim ? kHeadDim : headDimArg;
-  std::memset(acc, 0, sizeof(float) * 8 * headDim * nq);
+  std::memset(acc, 0, sizeof(float) * 8 * headDim * kLanes);
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
     int64_t vs = 0;
@@ -77,7 +77,7 @@ void values(const float* scores, int nq, const T* v, int64_t n, int64_t stride, 
       for (int d = 0; d < headDim; d += 32) {
         __m512 a[kLanes][2];
         for (int l = 0; l < kLanes; l++)
-          for (int h = 0; h < 2; h++) a[l][h] = l < nq ? _mm512_loadu_ps(acc + (l * 8 + m) * headDim + d + 16 * h) : _mm512_setzero_ps();
+          for (int h = 0; h < 2; h++) a[l][h] = _mm512_loadu_ps(acc + (l * 8 + m) * headDim + d + 16 * h);
         for (int64_t j = j0 + m; j < j1; j += 8) {
           const __m512 v0 = _mm512_loadu_ps(vf + j * vs + d), v1 = _mm512_loadu_ps(vf + j * vs + d + 16);
           for (int l = 0; l < kLanes; l++) {
@@ -86,7 +86,7 @@ void values(const float* scores, int nq, const T* v, int64_t n, int64_t stride, 
             a[l][1] = _mm512_fmadd_ps(v1, s, a[l][1]);
           }
         }
-        for (int l = 0; l < nq; l++)
+        for (int l = 0; l < kLanes; l++)
           for (int h = 0; h < 2; h++) _mm512_storeu_ps(acc + (l * 8 + m) * headDim + d + 16 * h, a[l][h]);
       }
     }
