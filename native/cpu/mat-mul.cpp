@@ -40,8 +40,8 @@ constexpr int64_t kTokenChunk = 32;
 constexpr int64_t kConvertChunkValues = 32 * 1024;
 
 // How a product's work is cut: output rows in chunks of whole tiles, as equal as the tiles allow,
-// and, where the rows alone give too few chunks for the threads (a 128-row K projection), the
-// tokens too. Chunk c takes token chunk c % tokenChunks of row chunk c / tokenChunks.
+// times tokens in chunks of kTokenChunk. Chunk c takes token chunk c % tokenChunks of row chunk
+// c / tokenChunks.
 struct Split {
   int64_t rows, multiple, rowChunks, tokens, tokenChunks;
   int64_t chunks() const { return rowChunks * tokenChunks; }
