@@ -202,7 +202,6 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
                  float* out, int64_t outStride) {
   const int headDim = kHeadDim ? kHeadDim : headDimArg;
   const int d8 = headDim / 8 * 8;
-  std::memset(acc, 0, sizeof(float) * 8 * d8 * kLanes);
   float lanes[kLanes][8 * 8] = {};  // the last headDim % 8 outputs' lanes, per query
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
@@ -211,11 +210,11 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
     // Accumulator row m of every query takes the positions j = m (mod 8) in order (j0 is a
     // multiple of 8), so one load of a position's values feeds the eight lanes' chains, each with
     // its score broadcast. Every lane is kept (those past nq repeat the last query), so that the
-    // accumulators stay in registers.
+    // accumulators stay in registers. The first block starts them at zero (and writes every one).
     for (int m = 0; m < 8; m++) {
       for (int d = 0; d < d8; d += 8) {
         __m256 a[kLanes];
-        for (int l = 0; l < kLanes; l++) a[l] = _mm256_loadu_ps(acc + (l * 8 + m) * d8 + d);
+        for (int l = 0; l < kLanes; l++) a[l] = j0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + (l * 8 + m) * d8 + d);
         for (int64_t j = j0 + m; j < j1; j += 8) {
           const __m256 vj = _mm256_loadu_ps(vf + j * vs + d);
           for (int l = 0; l < kLanes; l++) a[l] = _mm256_fmadd_ps(vj, _mm256_broadcast_ss(scores + j * kLanes + l), a[l]);

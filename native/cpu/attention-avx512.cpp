@@ -6,7 +6,6 @@
 #include <immintrin.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "attention-lanes.h"
 #include "ops.h"
@@ -66,18 +65,18 @@ template <typename T, int kHeadDim>
 void values(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDimArg, float* rows, float* acc, float* out,
             int64_t outStride) {
   const int headDim = kHeadDim ? kHeadDim : headDimArg;
-  std::memset(acc, 0, sizeof(float) * 8 * headDim * kLanes);
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
     int64_t vs = 0;
     const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs) - j0 * vs;
     // As the AVX2 kernel: accumulator row m of every query takes the positions j = m (mod 8) in
-    // order, one load of a position's values feeding the eight lanes' chains.
+    // order, one load of a position's values feeding the eight lanes' chains; the first block starts
+    // them at zero.
     for (int m = 0; m < 8; m++) {
       for (int d = 0; d < headDim; d += 32) {
         __m512 a[kLanes][2];
         for (int l = 0; l < kLanes; l++)
-          for (int h = 0; h < 2; h++) a[l][h] = _mm512_loadu_ps(acc + (l * 8 + m) * headDim + d + 16 * h);
+          for (int h = 0; h < 2; h++) a[l][h] = j0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + (l * 8 + m) * headDim + d + 16 * h);
         for (int64_t j = j0 + m; j < j1; j += 8) {
           const __m512 v0 = _mm512_loadu_ps(vf + j * vs + d), v1 = _mm512_loadu_ps(vf + j * vs + d + 16);
           for (int l = 0; l < kLanes; l++) {
