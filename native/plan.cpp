@@ -164,7 +164,7 @@ void Plan::allocate() {
       const PlanTensor& x = tensors_[node.inputs[1]];
       const int64_t n = std::max<int64_t>(x.rows, options_.maxBatch);
       scratch = std::max(scratch, mulMatScratchBytes((GgmlType)w.dtype, w.cols, n));
-      if (packedOf_[node.inputs[0]] >= 0) scratch = std::max(scratch, mulMatPackedScratchBytes(packed_[packedOf_[node.inputs[0]]], n));
+      if (packedOf_[node.inputs[0]] >= 0) scratch = std::max(scratch, mulMatPackedScratchBytes(packed_[packedOf_[node.inputs[0]]], n, pool_.size()));
     }
     if (node.op == OpCode::Attention) maxHeadDim = std::max(maxHeadDim, (int)node.params[3]);
   }

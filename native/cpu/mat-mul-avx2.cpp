@@ -34,30 +34,23 @@ using TileQ8_0 = Q8Tile<MaddubsSums>::Kernel<R, T>;
 template <int R, int T>
 using TileQ8_0Stream = Q8Tile<MaddubsSums, true>::Kernel<R, T>;
 
-// One token against 8 Q8_0 rows (decode): 8 weight streams in flight, each prefetched at the same
-// place in the next 8 rows, and the rows' scale products from one 8-wide multiply per block. Each
-// row's lanes and FMAs are those of vecDotQ8_0_avx2, so the bits are too.
-void q8_0EightRows(const TileArgs& a) {
+// One token against 8 Q8_0 rows (decode), the rows' scale products from one 8-wide multiply per
+// block. Each row's lanes and FMAs are those of vecDotQ8_0_avx2, so the bits are too. Rows gives
+// block b's 8 scales and each row's values (Q8_0FileRows, Q8_0PackedRows).
+template <typename Rows>
+void q8_0EightRows(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* y) {
   __m256 acc[8];
   for (int r = 0; r < 8; r++) acc[r] = _mm256_setzero_ps();
-  const BlockQ8_0* y = reinterpret_cast<const BlockQ8_0*>(a.y);
-  for (int64_t b = 0; b < a.n / QK8_0; b++) {
-    uint64_t lo = 0, hi = 0;
-    for (int r = 0; r < 4; r++) {
-      lo |= (uint64_t)reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b].d << (16 * r);
-      hi |= (uint64_t)reinterpret_cast<const BlockQ8_0*>(a.x + (r + 4) * a.xStride)[b].d << (16 * r);
-    }
-    const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo)), _mm256_set1_ps(fp16(y[b].d)));
+  for (int64_t b = 0; b < nb; b++) {
+    const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(rows.scales(b)), _mm256_set1_ps(fp16(y[b].d)));
     const __m256i qy = load32(y[b].qs);
     for (int r = 0; r < 8; r++) {
-      const BlockQ8_0& xb = reinterpret_cast<const BlockQ8_0*>(a.x + r * a.xStride)[b];
-      _mm_prefetch(reinterpret_cast<const char*>(&xb) + 8 * a.xStride, _MM_HINT_T0);
-      const __m256i qx = load32(xb.qs);
+      const __m256i qx = load32(rows.values(b, r));
       const __m256 dr = _mm256_permutevar8x32_ps(d, _mm256_set1_epi32(r));
       acc[r] = _mm256_fmadd_ps(dr, _mm256_cvtepi32_ps(quadSumsI8(_mm256_sign_epi8(qx, qx), qx, qy)), acc[r]);
     }
   }
-  for (int r = 0; r < 8; r++) a.s[r] = hsum(acc[r]);
+  for (int r = 0; r < 8; r++) s[r] = hsum(acc[r]);
 }
 
 // Q8_0 prefill: R rows x T tokens, the token's signs moved onto the weights. Per token and block
@@ -164,12 +157,17 @@ void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t 
   gemmQ4_0x8<MaddubsSums>(nb, nGroups, nt, s, ldS, x, y, sums);
 }
 
+// One token against groups of 8 packed Q8_0 rows.
+void gemvQ8_0x8_avx2(int64_t nb, int64_t nGroups, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y) {
+  for (int64_t g = 0; g < nGroups; g++) q8_0EightRows(nb, s + 8 * g, Q8_0PackedRows{x + g * nb}, y);
+}
+
 void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride) {
   const TileArgs a{n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride};
   if (nt == 1) {
     int64_t r = 0;
-    for (; r + 8 <= nr; r += 8) q8_0EightRows({n, s + r, ldS, a.x + r * xStride, xStride, a.y, yStride});
+    for (; r + 8 <= nr; r += 8) q8_0EightRows(n / QK8_0, s + r, Q8_0FileRows{a.x + r * xStride, xStride}, reinterpret_cast<const BlockQ8_0*>(a.y));
     if (r < nr) tiles<TileQ8_0, kQ8Rows, kQ8Tokens>({n, s + r, ldS, a.x + r * xStride, xStride, a.y, yStride}, nr - r, 1);
     return;
   }

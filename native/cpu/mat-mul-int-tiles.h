@@ -26,6 +26,31 @@ inline __m128 q8RowScales(const char* x, size_t xStride, int64_t b) {
   return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)h));
 }
 
+// The 8 rows of a Q8_0 decode kernel (q8_0EightRows, q8_0EightRowsVnni): block b's 8 scales (fp16)
+// and row r's 32 values. In the file's layout the rows are 8 short weight streams, each prefetched
+// at the same place in the next 8 rows; packed (BlockQ8_0x8) they are one stream, which the
+// hardware prefetcher follows on its own (prefetches 2-4 KB ahead were slower on Zen 5, 16 KB more).
+struct Q8_0FileRows {
+  const char* x;
+  size_t xStride;
+  const BlockQ8_0& at(int r, int64_t b) const { return reinterpret_cast<const BlockQ8_0*>(x + r * xStride)[b]; }
+  __m128i scales(int64_t b) const {
+    uint64_t lo = 0, hi = 0;
+    for (int r = 0; r < 4; r++) lo |= (uint64_t)at(r, b).d << (16 * r), hi |= (uint64_t)at(r + 4, b).d << (16 * r);
+    return _mm_set_epi64x((long long)hi, (long long)lo);
+  }
+  const int8_t* values(int64_t b, int r) const {
+    _mm_prefetch(reinterpret_cast<const char*>(&at(r, b)) + 8 * xStride, _MM_HINT_T0);
+    return at(r, b).qs;
+  }
+};
+
+struct Q8_0PackedRows {
+  const BlockQ8_0x8* x;
+  __m128i scales(int64_t b) const { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].d)); }
+  const int8_t* values(int64_t b, int r) const { return x[b].qs + QK8_0 * r; }
+};
+
 // Q8_0 weights x Q8_0 activations, as vecDotQ8_0_avx2. Per pair and block: the lane sums, a
 // conversion, then one FMA with the scales' product. The products come from one multiply per
 // token and block (the R row scales side by side times the token's), each row's taken out with a

@@ -53,6 +53,20 @@ struct Split {
   int64_t rowAt(int64_t rc) const { return std::min(rows, rc * ((rows + multiple - 1) / multiple) / rowChunks * multiple); }
 };
 
+// Groups [g0, g1) of packed Q8_0 back in the file's layout: row 8g + r at (8(g - g0) + r) * nb.
+void unpackQ8_0(const BlockQ8_0x8* groups, int64_t nb, int64_t g0, int64_t g1, BlockQ8_0* dst) {
+  for (int64_t g = g0; g < g1; g++) {
+    BlockQ8_0* rows = dst + 8 * (g - g0) * nb;
+    for (int64_t b = 0; b < nb; b++) {
+      const BlockQ8_0x8& p = groups[g * nb + b];
+      for (int r = 0; r < 8; r++) {
+        rows[r * nb + b].d = p.d[r];
+        std::memcpy(rows[r * nb + b].qs, p.qs + QK8_0 * r, QK8_0);
+      }
+    }
+  }
+}
+
 // Everything the workers read, behind one reference so that ThreadPool's std::function holds a
 // small closure and does not allocate.
 struct MulMatJob {
@@ -65,9 +79,12 @@ struct MulMatJob {
   char* scratch;
   size_t weightRowBytes, actRowBytes;
   Split split;
-  // Packed Q4_0 only: the packed weights and, after the Q8_0 rows in scratch, each block's sums.
+  // Packed weights. Q4_0: after the Q8_0 rows in scratch, each block's sums. Q8_0 against several
+  // tokens: after them, each thread's unpacked rows, `unpackedStride` bytes apart.
   const PackedWeights* packed = nullptr;
   Q8BlockSums* sums = nullptr;
+  char* unpacked = nullptr;
+  size_t unpackedStride = 0;
 
   // Converts the activations in parallel chunks of blocks (one token's row may be split).
   void convert(ThreadPool& pool) {
@@ -107,6 +124,25 @@ struct MulMatJob {
     (packed->groupRows == 16 ? gemmQ4_0x16_avx512 : gemmQ4_0x8_avx2)(
         nb, g1 - g0, t1 - t0, y + t0 * rows + 8 * g0, rows, groups + g0 * nb,
         reinterpret_cast<const BlockQ8_0*>(scratch) + t0 * nb, sums + t0 * nb);
+  }
+
+  void multiplyPackedQ8_0(int64_t c) {
+    const int64_t nb = cols / QK8_0;
+    const BlockQ8_0x8* groups = reinterpret_cast<const BlockQ8_0x8*>(packed->data);
+    const int64_t g0 = split.rowBegin(c) / 8, g1 = split.rowEnd(c) / 8;
+    (useAvx512() ? gemvQ8_0x8_avx512 : gemvQ8_0x8_avx2)(nb, g1 - g0, y + 8 * g0, groups + g0 * nb,
+                                                          reinterpret_cast<const BlockQ8_0*>(scratch));
+  }
+
+  // Row chunk c unpacked into thread ith's part of scratch, then every token chunk against it.
+  void multiplyUnpackedQ8_0(int64_t c, int ith) {
+    const int64_t r0 = split.rowAt(c), r1 = split.rowAt(c + 1);
+    char* mine = unpacked + unpackedStride * (size_t)ith;
+    unpackQ8_0(reinterpret_cast<const BlockQ8_0x8*>(packed->data), cols / QK8_0, r0 / 8, r1 / 8, reinterpret_cast<BlockQ8_0*>(mine));
+    for (int64_t t0 = 0; t0 < nTokens; t0 += kTokenChunk) {
+      const int64_t t1 = std::min(nTokens, t0 + kTokenChunk);
+      w.vecDotMany(cols, r1 - r0, t1 - t0, y + t0 * rows + r0, rows, mine, weightRowBytes, scratch + t0 * actRowBytes, actRowBytes);
+    }
   }
 
   void multiply(int64_t c) {
@@ -161,7 +197,8 @@ size_t mulMatScratchBytes(GgmlType weightType, int64_t cols, int64_t nTokens) {
 size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols) {
 #if defined(__x86_64__) || defined(__i386__)
   const CpuFeatures& f = cpuFeatures();
-  if (w.type != GgmlType::Q4_0 || rows % 8 != 0 || kernelLevel() == KernelLevel::Generic || !(f.avx2 && f.fma && f.f16c))
+  if ((w.type != GgmlType::Q4_0 && w.type != GgmlType::Q8_0) || rows % 8 != 0 || kernelLevel() == KernelLevel::Generic ||
+      !(f.avx2 && f.fma && f.f16c))
     return 0;
   return rowBytes(w.type, cols) * (size_t)rows;
 #else
@@ -170,9 +207,31 @@ size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols) {
 #endif
 }
 
-// Packs W's rows 8 at a time (BlockQ4_0x8) or, for the AVX-512 tile, 16 at a time (BlockQ4_0x16,
-// an odd last group of 8 as BlockQ4_0x8).
+namespace {
+
+PackedWeights packQ8_0(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
+  const int64_t nb = cols / QK8_0;
+  const BlockQ8_0* src = static_cast<const BlockQ8_0*>(weights);
+  BlockQ8_0x8* groups = reinterpret_cast<BlockQ8_0x8*>(dst);
+  for (int64_t g = 0; g < rows / 8; g++) {
+    for (int64_t b = 0; b < nb; b++) {
+      BlockQ8_0x8& p = groups[g * nb + b];
+      for (int r = 0; r < 8; r++) {
+        const BlockQ8_0& q = src[(8 * g + r) * nb + b];
+        p.d[r] = q.d;
+        std::memcpy(p.qs + QK8_0 * r, q.qs, QK8_0);
+      }
+    }
+  }
+  return PackedWeights{w.type, rows, cols, 8, dst};
+}
+
+}  // namespace
+
+// Packs W's rows 8 at a time (BlockQ4_0x8, BlockQ8_0x8) or, for the AVX-512 Q4_0 tile, 16 at a
+// time (BlockQ4_0x16, an odd last group of 8 as BlockQ4_0x8).
 PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
+  if (w.type == GgmlType::Q8_0) return packQ8_0(w, weights, rows, cols, dst);
   const int64_t nb = cols / QK4_0, nGroups = rows / 8;
   const int groupRows = useAvx512() ? 16 : 8;
   const BlockQ4_0* src = static_cast<const BlockQ4_0*>(weights);
@@ -207,18 +266,58 @@ PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows
 
 namespace {
 
-// The Q8_0 rows, then (aligned) their blocks' sums.
+// The Q8_0 rows, then (aligned) their blocks' sums (Q4_0) or each thread's unpacked rows (Q8_0).
 size_t packedSumsOffset(const PackedWeights& w, int64_t nTokens) {
   return (rowBytes(GgmlType::Q8_0, w.cols) * (size_t)nTokens + 63) / 64 * 64;
 }
 
+// Packed Q8_0 against several tokens: row chunks of whole groups, each unpacked once by the thread
+// that takes it (into its own part of scratch, in L2) and then passed over by every token chunk with
+// the file layout's tiles; so prefill and decode share one copy of the weights. Chunks fit L2, each
+// thread takes several, and in units of one group they come out equal for the small products
+// (units of 24 rows cut a 256-row K projection 2-2-1-...: 9% slower than the file layout's split).
+Split unpackSplit(const PackedWeights& w, int threads) {
+  const size_t bytes = rowBytes(w.type, w.cols) * (size_t)w.rows;
+  int64_t chunks = std::max<int64_t>((int64_t)((bytes + kChunkBytes - 1) / kChunkBytes), threads * kChunksPerThread);
+  chunks = (chunks + threads - 1) / threads * threads;
+  return {w.rows, 8, std::max<int64_t>(1, std::min(chunks, w.rows / 8)), 1, 1};
+}
+
+// The most rows of any chunk of unpackSplit.
+int64_t unpackRows(const Split& split) {
+  int64_t most = 0;
+  for (int64_t c = 0; c < split.rowChunks; c++) most = std::max(most, split.rowAt(c + 1) - split.rowAt(c));
+  return most;
+}
+
+void mulMatPackedQ8_0(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, char* scratch) {
+  const TypeTraits& q8 = *typeTraits(GgmlType::Q8_0);
+  const size_t rb = rowBytes(w.type, w.cols);
+  const Split split = nTokens == 1 ? splitWork(rb, w.rows, pool.size(), 8, 1) : unpackSplit(w, pool.size());
+  MulMatJob job{q8, q8, nullptr, w.rows, w.cols, nTokens, x, y, scratch, rb, rb, split};
+  job.packed = &w;
+  job.convert(pool);
+  if (nTokens == 1) {
+    pool.parallelFor(split.chunks(), [&job](int64_t c, int) { job.multiplyPackedQ8_0(c); });
+    return;
+  }
+  job.unpacked = scratch + packedSumsOffset(w, nTokens);
+  job.unpackedStride = (rb * (size_t)unpackRows(split) + 63) / 64 * 64;
+  pool.parallelFor(split.rowChunks, [&job](int64_t c, int ith) { job.multiplyUnpackedQ8_0(c, ith); });
+}
+
 }  // namespace
 
-size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens) {
+size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens, int threads) {
+  if (w.type == GgmlType::Q8_0) {
+    const size_t rb = rowBytes(w.type, w.cols);
+    return packedSumsOffset(w, nTokens) + (rb * (size_t)unpackRows(unpackSplit(w, threads)) + 63) / 64 * 64 * (size_t)threads;
+  }
   return packedSumsOffset(w, nTokens) + (size_t)(w.cols / QK8_0) * sizeof(Q8BlockSums) * (size_t)nTokens;
 }
 
 void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch) {
+  if (w.type == GgmlType::Q8_0) return mulMatPackedQ8_0(w, x, nTokens, y, pool, static_cast<char*>(scratch));
   const TypeTraits& q4 = *typeTraits(w.type);
   const TypeTraits& act = *typeTraits(GgmlType::Q8_0);
   const size_t actRowBytes = rowBytes(act.type, w.cols);

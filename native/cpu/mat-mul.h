@@ -45,7 +45,20 @@ struct Q8BlockSums {
   int32_t sum8;
 };
 
+// 8 Q8_0 rows, block by block: block b of rows 8g..8g+7 is one 272-byte record, their 8 scales
+// then their 8 x 32 values. Decode reads a group as one stream, which the hardware prefetcher
+// follows; 8 rows in the file's layout are 8 short streams, which it does not.
+struct BlockQ8_0x8 {
+  fp16_t d[8];
+  int8_t qs[8 * QK8_0];
+};
+static_assert(sizeof(BlockQ8_0x8) == 8 * sizeof(BlockQ8_0), "8 blocks, rearranged");
+
 #if defined(__x86_64__) || defined(__i386__)
+// mat-mul-avx2.cpp and mat-mul-avx512.cpp: one token against nGroups groups of 8 packed Q8_0 rows
+// (nb blocks each), s[8g + r]; the bits of vecDotQ8_0_avx2 for every row.
+void gemvQ8_0x8_avx2(int64_t nb, int64_t nGroups, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y);
+void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y);
 // mat-mul-avx2.cpp: s[t * ldS + 8g + r] for nGroups groups of 8 packed rows (nb blocks each) and nt
 // Q8_0 activation rows (nb blocks each, with their sums): one FMA per block in block order on the
 // block's exact integer sum, the bits of vecDotQ4_0_generic.
@@ -63,18 +76,18 @@ void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64
 struct PackedWeights {
   GgmlType type = GgmlType::F32;
   int64_t rows = 0, cols = 0;
-  int groupRows = 8;  // rows per packed block: 8 (BlockQ4_0x8), or 16 (pairs of groups as BlockQ4_0x16)
+  int groupRows = 8;  // rows per packed block: 8 (BlockQ4_0x8, BlockQ8_0x8), or 16 (pairs of groups as BlockQ4_0x16)
   const uint8_t* data = nullptr;
 };
 
 // Bytes of W's packed form when this CPU has a kernel for one at the current kernel level (Q4_0
-// with rows a multiple of 8 and AVX2); 0 when it has none.
+// and Q8_0 with rows a multiple of 8 and AVX2); 0 when it has none.
 size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols);
 
 // Packs W into dst (packedBytes(w, rows, cols) bytes, which must not be 0).
 PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst);
 
-size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens);
+size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens, int threads);
 
 // mulMat against packed weights; scratch: mulMatPackedScratchBytes bytes.
 void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch);

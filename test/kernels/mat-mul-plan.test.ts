@@ -1,5 +1,5 @@
-// mul_mat as a plan runs it, at the 'best' level (tiled kernels, Q4_0 weights packed 8 rows at a
-// time when the plan is built) against the 'generic' level (one vecDot per output): Q8_0 and Q4_0
+// mul_mat as a plan runs it, at the 'avx2' and 'best' levels (tiled kernels, Q4_0 and Q8_0 weights
+// packed 8 rows at a time when the plan is built) against the 'generic' level (one vecDot per output): Q8_0 and Q4_0
 // with the same bits, float types within the best-vs-generic tolerance. Token counts and row counts
 // cover whole tiles and every kind of edge.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ const data = (v: ArrayBufferView): WeightData => ({ buffer: v.buffer as ArrayBuf
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const SAME_BITS = new Set([GgmlType.Q8_0, GgmlType.Q4_0]);
 
-async function product(level: 'generic' | 'best', type: GgmlType, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number): Promise<Float32Array> {
+async function product(level: 'generic' | 'avx2' | 'best', type: GgmlType, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number): Promise<Float32Array> {
   native().setKernelLevel(level);
   const g = new GraphBuilder();
   const table = g.constant('x', GgmlType.F32, cols, nTokens, data(x));
@@ -44,10 +44,13 @@ describe('mul_mat in a plan: best kernels against generic', () => {
         for (const nTokens of [1, 2, 7, 13, 37]) {
           const x = gaussians(r, nTokens * cols);
           const generic = await product('generic', type, weights, rows, cols, x, nTokens);
-          const best = await product('best', type, weights, rows, cols, x, nTokens);
-          const label = `${rows} rows, ${nTokens} tokens`;
-          if (SAME_BITS.has(type)) expect(best, label).toEqual(generic);
-          else expect(maxRelError(best, generic), label).toBeLessThanOrEqual(TOLERANCES.mulMatBestVsGeneric);
+          // Both SIMD tiers: each packs Q4_0 and Q8_0 for its own kernels.
+          for (const level of ['avx2', 'best'] as const) {
+            const simd = await product(level, type, weights, rows, cols, x, nTokens);
+            const label = `${level}, ${rows} rows, ${nTokens} tokens`;
+            if (SAME_BITS.has(type)) expect(simd, label).toEqual(generic);
+            else expect(maxRelError(simd, generic), label).toBeLessThanOrEqual(TOLERANCES.mulMatBestVsGeneric);
+          }
         }
       }
     });
