@@ -14,6 +14,9 @@
 // Each engine is its own child process (bench/e2e-engine.ts), so RSS is its own.
 // Without --model: the four rows of issue 7 (TinyLlama-1.1B Q4_0/Q8_0/F16, Qwen2.5-0.5B Q8_0),
 // written by bench/models.ts first if missing.
+// Decode@0 is also shown as weight bytes per second against the read bandwidth: the best probe of
+// the start and the end, and the probe taken just before and after each run (this VM's memory
+// swings by half from minute to minute, so a run is also compared with the memory it ran on).
 // Output: a table on the terminal (progress on stderr), bench/results/e2e-<time>.json and .svg.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -25,7 +28,7 @@ import { openGguf } from '../src/gguf/open-gguf.js';
 import { barChart } from './e2e-chart.js';
 import { ensureLlamaBench, ensureLlamaBenchAvx2, installLlamaPeer, LlamaBenchEngine } from './llama-bench.js';
 import { type EngineOptions, LLAMA_PACKAGE_ENTRY, type RunRequest, type RunResult } from './e2e-engine.js';
-import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median } from './machine.js';
+import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, probeReadNow } from './machine.js';
 import { BENCH_TYPES, DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -101,6 +104,8 @@ interface Rates {
   decodeShallow: number;
   decodeDeep: number;
   peakRssMiB: number;
+  /** Read bandwidth probed just before and just after this run, the higher, GB/s. */
+  readGBs?: number;
 }
 
 interface EngineSummary {
@@ -108,9 +113,11 @@ interface EngineSummary {
   /** Medians over the measured runs. */
   median: Rates;
   /** The fastest run of each rate: on a shared machine, the closest to an unloaded one. */
-  best: Omit<Rates, 'peakRssMiB'>;
+  best: Omit<Rates, 'peakRssMiB' | 'readGBs'>;
   /** (max - min) / median of each rate, the run-to-run spread. */
-  spread: Omit<Rates, 'peakRssMiB'>;
+  spread: Omit<Rates, 'peakRssMiB' | 'readGBs'>;
+  /** Median over runs of decode@0's weight bytes per second against the bandwidth probed around that run. */
+  decodeShallowOfReadAtRun: number;
   runs: Rates[];
 }
 
@@ -133,15 +140,17 @@ function rates(r: RunResult): Rates {
   };
 }
 
-function summarize(engine: EngineName, runs: Rates[]): EngineSummary {
-  const pick = (k: keyof Rates) => runs.map((r) => r[k]);
-  const med = (k: keyof Rates) => median(pick(k));
-  const spread = (k: keyof Rates) => (Math.max(...pick(k)) - Math.min(...pick(k))) / med(k);
+function summarize(engine: EngineName, runs: Rates[], bytesPerToken: number): EngineSummary {
+  type Rate = Exclude<keyof Rates, 'readGBs'>;
+  const pick = (k: Rate) => runs.map((r) => r[k]);
+  const med = (k: Rate) => median(pick(k));
+  const spread = (k: Rate) => (Math.max(...pick(k)) - Math.min(...pick(k))) / med(k);
   return {
     engine,
     median: { prefill: med('prefill'), decodeShallow: med('decodeShallow'), decodeDeep: med('decodeDeep'), peakRssMiB: med('peakRssMiB') },
     best: { prefill: Math.max(...pick('prefill')), decodeShallow: Math.max(...pick('decodeShallow')), decodeDeep: Math.max(...pick('decodeDeep')) },
     spread: { prefill: spread('prefill'), decodeShallow: spread('decodeShallow'), decodeDeep: spread('decodeDeep') },
+    decodeShallowOfReadAtRun: median(runs.map((r) => (r.decodeShallow * bytesPerToken) / 1e9 / r.readGBs!)),
     runs,
   };
 }
@@ -237,14 +246,18 @@ export async function run(args: string[]): Promise<void> {
       for (let round = 0; round <= runs; round++) {
         const req = request(round, promptTokens, generate, vocab);
         for (const p of procs) {
+          const before = round > 0 ? await probeReadNow(threads) : 0;
           const r = rates(await p.run(req));
+          if (round > 0) r.readGBs = Math.max(before, await probeReadNow(threads));
           const label = round === 0 ? 'warm-up' : `run ${round}/${runs}`;
-          process.stderr.write(`${name} ${p.name.padEnd(9)} ${label.padEnd(9)} prefill ${fmt(r.prefill)} tok/s, decode@0 ${fmt(r.decodeShallow)}, decode@${promptTokens} ${fmt(r.decodeDeep)} tok/s, RSS ${fmt(r.peakRssMiB, 0)} MiB\n`);
+          process.stderr.write(`${name} ${p.name.padEnd(9)} ${label.padEnd(9)} prefill ${fmt(r.prefill)} tok/s, decode@0 ${fmt(r.decodeShallow)}, decode@${promptTokens} ${fmt(r.decodeDeep)} tok/s, RSS ${fmt(r.peakRssMiB, 0)} MiB` +
+            `${r.readGBs ? `, read ${fmt(r.readGBs)} GB/s around it` : ''}\n`);
           if (round > 0) results.get(p.name)!.push(r);
         }
       }
       const llamaCppVariant = procs.find((p): p is EngineProcess => p instanceof EngineProcess && p.variant !== undefined)?.variant;
-      summaries.push({ model: name, file, llamaCppVariant, bytesPerToken: bytesPerToken(file), engines: engines.map((e) => summarize(e, results.get(e)!)) });
+      const bytes = bytesPerToken(file);
+      summaries.push({ model: name, file, llamaCppVariant, bytesPerToken: bytes, engines: engines.map((e) => summarize(e, results.get(e)!, bytes)) });
     } finally {
       for (const p of procs) p.stop();
     }
@@ -254,7 +267,7 @@ export async function run(args: string[]): Promise<void> {
   const again = await measureLimits(threads, 1);
   limits = { threads, readGBs: Math.max(limits.readGBs, again.readGBs), fmaGFlops: Math.max(limits.fmaGFlops, again.fmaGFlops) };
   console.log('\n' + describeMachine(machine, limits));
-  const header = ['model', 'engine', 'prefill tok/s', 'decode@0 tok/s', `decode@${promptTokens} tok/s`, 'peak RSS MiB', 'decode@0 GB/s', 'decode@0 of BW limit'];
+  const header = ['model', 'engine', 'prefill tok/s', 'decode@0 tok/s', `decode@${promptTokens} tok/s`, 'peak RSS MiB', 'decode@0 GB/s', 'decode@0 of BW limit', 'of BW at its runs'];
   const rows: string[][] = [];
   for (const m of summaries) {
     for (const e of m.engines) {
@@ -262,20 +275,21 @@ export async function run(args: string[]): Promise<void> {
       const label = e.engine === 'llama.cpp' && m.llamaCppVariant ? `llama.cpp (${m.llamaCppVariant})` : e.engine;
       rows.push([m.model, label, `${fmt(x.prefill)} ±${pct(s.prefill / 2)}`, `${fmt(x.decodeShallow)} ±${pct(s.decodeShallow / 2)}`,
         `${fmt(x.decodeDeep)} ±${pct(s.decodeDeep / 2)}`, fmt(x.peakRssMiB, 0), fmt((x.decodeShallow * m.bytesPerToken) / 1e9),
-        pct((x.decodeShallow * m.bytesPerToken) / 1e9 / limits.readGBs)]);
+        pct((x.decodeShallow * m.bytesPerToken) / 1e9 / limits.readGBs), pct(e.decodeShallowOfReadAtRun)]);
     }
     for (const peer of m.engines.slice(1)) {
       const [k, l] = [m.engines[0]!.median, peer.median];
       rows.push([m.model, `kiln / ${peer.engine}`, `${fmt(k.prefill / l.prefill, 2)}x`, `${fmt(k.decodeShallow / l.decodeShallow, 2)}x`,
-        `${fmt(k.decodeDeep / l.decodeDeep, 2)}x`, `${fmt(k.peakRssMiB / l.peakRssMiB, 2)}x`, '', '']);
+        `${fmt(k.decodeDeep / l.decodeDeep, 2)}x`, `${fmt(k.peakRssMiB / l.peakRssMiB, 2)}x`, '', '', '']);
       const [kb, lb] = [m.engines[0]!.best, peer.best];
       rows.push([m.model, '  best / best', `${fmt(kb.prefill / lb.prefill, 2)}x`, `${fmt(kb.decodeShallow / lb.decodeShallow, 2)}x`,
-        `${fmt(kb.decodeDeep / lb.decodeDeep, 2)}x`, '', '', '']);
+        `${fmt(kb.decodeDeep / lb.decodeDeep, 2)}x`, '', '', '', '']);
     }
   }
   console.log('\n' + formatTable(header, rows));
   console.log(`\nmedians of ${runs} runs; ± is half the run-to-run range; "best / best" compares each engine's fastest run.`);
-  console.log(`"GB/s": decode@0 tok/s x weight bytes per token; "of BW limit": that / ${limits.readGBs.toFixed(1)} GB/s measured CPU read bandwidth.`);
+  console.log(`"GB/s": decode@0 tok/s x weight bytes per token; "of BW limit": that / ${limits.readGBs.toFixed(1)} GB/s, the best CPU read bandwidth measured at the start and the end;`);
+  console.log('"of BW at its runs": the median over runs of each run\'s decode@0 GB/s / the read bandwidth probed just before and after that run (the higher).');
 
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');

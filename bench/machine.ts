@@ -51,6 +51,15 @@ export async function measureLimits(threads: number, seconds = 2): Promise<Machi
   return { threads, readGBs, fmaGFlops };
 }
 
+/**
+ * Read bandwidth right now, from a short probe (a few passes over 1 GiB): the bandwidth of a
+ * machine whose memory is shared with other guests swings by half from minute to minute, so a run
+ * is compared with the bandwidth measured around it as well as with the session's best.
+ */
+export function probeReadNow(threads: number): Promise<number> {
+  return native().probeMemoryBandwidth(threads, 2 ** 30, 0.2);
+}
+
 export function describeMachine(m: MachineInfo, limits?: MachineLimits): string {
   const lines = [
     `${m.cpu}: ${m.physicalCores} cores (${m.logicalCores} logical), ${m.features.join('/')}, ${m.memoryGiB} GiB, Node ${m.node}, load ${m.load.toFixed(2)}`,
