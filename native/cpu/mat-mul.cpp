@@ -316,6 +316,20 @@ size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens, int thr
   return packedSumsOffset(w, nTokens) + (size_t)(w.cols / QK8_0) * sizeof(Q8BlockSums) * (size_t)nTokens;
 }
 
+bool packedRowsReadable(GgmlType type) { return type == GgmlType::Q8_0; }
+
+void packedRowToFloat(const PackedWeights& w, int64_t row, float* out) {
+  const int64_t nb = w.cols / QK8_0;
+  const BlockQ8_0x8* group = reinterpret_cast<const BlockQ8_0x8*>(w.data) + row / 8 * nb;
+  const TypeTraits& q8 = *typeTraits(GgmlType::Q8_0);
+  for (int64_t b = 0; b < nb; b++) {
+    BlockQ8_0 block;
+    block.d = group[b].d[row % 8];
+    std::memcpy(block.qs, group[b].qs + QK8_0 * (row % 8), QK8_0);
+    q8.toFloat(&block, out + b * QK8_0, QK8_0);
+  }
+}
+
 void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch) {
   if (w.type == GgmlType::Q8_0) return mulMatPackedQ8_0(w, x, nTokens, y, pool, static_cast<char*>(scratch));
   const TypeTraits& q4 = *typeTraits(w.type);

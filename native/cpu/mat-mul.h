@@ -89,6 +89,12 @@ PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows
 
 size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens, int threads);
 
+// Whether single rows of a packed type can be read back (Q8_0), so that get_rows of tied
+// embeddings reads the packed copy and the file's pages can go; then packedRowToFloat gives row
+// `row` with the bits of the type's toFloat on the file's row.
+bool packedRowsReadable(GgmlType type);
+void packedRowToFloat(const PackedWeights& w, int64_t row, float* out);
+
 // mulMat against packed weights; scratch: mulMatPackedScratchBytes bytes.
 void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch);
 

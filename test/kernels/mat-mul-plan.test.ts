@@ -56,3 +56,33 @@ describe('mul_mat in a plan: best kernels against generic', () => {
     });
   }
 });
+
+describe('tied Q8_0 embeddings in a plan', () => {
+  // One Q8_0 table read by get_rows and by mul_mat (an output head tied to the embeddings): the SIMD
+  // tiers pack it and read both from the packed copy, the generic tier reads the file's layout.
+  it('get_rows and mul_mat give the generic bits', async () => {
+    const r = prng(77);
+    const vocab = 48, cols = 96, nTokens = 11;
+    const table = quantize(GgmlType.Q8_0, gaussians(r, vocab * cols));
+    const ids = Int32Array.from(range(nTokens), (i) => (i * 29 + 5) % vocab);
+    const run = async (level: 'generic' | 'avx2' | 'best') => {
+      native().setKernelLevel(level);
+      const g = new GraphBuilder();
+      const embd = g.constant('embd', GgmlType.Q8_0, cols, vocab, data(table));
+      const out = g.mulMat('logits', embd, g.getRows('x', embd, g.tokens()));
+      const plan = await new CpuBackend().compile(g.build(out), { slots: 1, contextSize: 64, maxBatch: nTokens, kvCacheType: 'f32', threads: 2 });
+      try {
+        const y = new Float32Array(nTokens * vocab);
+        await plan.forward(ids, Int32Array.from(range(nTokens)), 0, true, y);
+        return y;
+      } finally {
+        plan.dispose();
+      }
+    };
+    const generic = await run('generic');
+    // Row i of the output holds token i's embedding dotted with every row; its own row is its norm, > 0.
+    for (let i = 0; i < nTokens; i++) expect(generic[i * vocab + ids[i]!]).toBeGreaterThan(0);
+    expect(await run('avx2')).toEqual(generic);
+    expect(await run('best')).toEqual(generic);
+  });
+});
