@@ -80,8 +80,9 @@ struct PackedWeights {
   const uint8_t* data = nullptr;
 };
 
-// Bytes of W's packed form when this CPU has a kernel for one at the current kernel level (Q4_0
-// and Q8_0 with rows a multiple of 8 and AVX2); 0 when it has none.
+// Bytes of W's packed form when this CPU has a kernel for one at the current kernel level (rows a
+// multiple of 8: Q4_0 with AVX2, Q8_0 with the AVX-512 kernels); 0 when it has none. A plan built
+// at one level and run at another still gets the same bits (gemvQ8_0x8_avx2 reads packed Q8_0).
 size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols);
 
 // Packs W into dst (packedBytes(w, rows, cols) bytes, which must not be 0).

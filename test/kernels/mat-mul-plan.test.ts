@@ -1,5 +1,6 @@
-// mul_mat as a plan runs it, at the 'avx2' and 'best' levels (tiled kernels, Q4_0 and Q8_0 weights
-// packed 8 rows at a time when the plan is built) against the 'generic' level (one vecDot per output): Q8_0 and Q4_0
+// mul_mat as a plan runs it, at the 'avx2' and 'best' levels (tiled kernels, Q4_0 weights packed 8
+// rows at a time when the plan is built, and Q8_0 too where the AVX-512 kernels run) against the
+// 'generic' level (one vecDot per output): Q8_0 and Q4_0
 // with the same bits, float types within the best-vs-generic tolerance. Token counts and row counts
 // cover whole tiles and every kind of edge.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,7 +45,7 @@ describe('mul_mat in a plan: best kernels against generic', () => {
         for (const nTokens of [1, 2, 7, 13, 37]) {
           const x = gaussians(r, nTokens * cols);
           const generic = await product('generic', type, weights, rows, cols, x, nTokens);
-          // Both SIMD tiers: each packs Q4_0 and Q8_0 for its own kernels.
+          // Both SIMD tiers: each packs for its own kernels.
           for (const level of ['avx2', 'best'] as const) {
             const simd = await product(level, type, weights, rows, cols, x, nTokens);
             const label = `${level}, ${rows} rows, ${nTokens} tokens`;
@@ -84,5 +85,32 @@ describe('tied Q8_0 embeddings in a plan', () => {
     for (let i = 0; i < nTokens; i++) expect(generic[i * vocab + ids[i]!]).toBeGreaterThan(0);
     expect(await run('avx2')).toEqual(generic);
     expect(await run('best')).toEqual(generic);
+  });
+});
+
+describe('a plan built at one level and run at another', () => {
+  // Packing is chosen when the plan is built (Q8_0 where the AVX-512 kernels run); run at the AVX2
+  // tier, the packed weights go through the AVX2 kernels and still give the generic bits.
+  it('Q8_0 packed at best, run at avx2', async () => {
+    const r = prng(91);
+    const rows = 40, cols = 128;
+    const weights = quantize(GgmlType.Q8_0, gaussians(r, rows * cols));
+    for (const nTokens of [1, 6]) {
+      const x = gaussians(r, nTokens * cols);
+      const generic = await product('generic', GgmlType.Q8_0, weights, rows, cols, x, nTokens);
+      native().setKernelLevel('best');
+      const g = new GraphBuilder();
+      const table = g.constant('x', GgmlType.F32, cols, nTokens, data(x));
+      const out = g.mulMat('y', g.constant('w', GgmlType.Q8_0, cols, rows, data(weights)), g.getRows('rows', table, g.tokens()));
+      const plan = await new CpuBackend().compile(g.build(out), { slots: 1, contextSize: 64, maxBatch: nTokens, kvCacheType: 'f32', threads: 2 });
+      try {
+        native().setKernelLevel('avx2');
+        const y = new Float32Array(nTokens * rows);
+        await plan.forward(Int32Array.from(range(nTokens)), Int32Array.from(range(nTokens)), 0, true, y);
+        expect(y, `${nTokens} tokens`).toEqual(generic);
+      } finally {
+        plan.dispose();
+      }
+    }
   });
 });
