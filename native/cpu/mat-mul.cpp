@@ -53,17 +53,18 @@ struct Split {
   int64_t rowAt(int64_t rc) const { return std::min(rows, rc * ((rows + multiple - 1) / multiple) / rowChunks * multiple); }
 };
 
+// Row r's block of a packed Q8_0 group block, as the file has it.
+inline void unpackBlock(const BlockQ8_0x8& p, int r, BlockQ8_0* out) {
+  out->d = p.d[r];
+  std::memcpy(out->qs, p.qs + QK8_0 * r, QK8_0);
+}
+
 // Groups [g0, g1) of packed Q8_0 back in the file's layout: row 8g + r at (8(g - g0) + r) * nb.
 void unpackQ8_0(const BlockQ8_0x8* groups, int64_t nb, int64_t g0, int64_t g1, BlockQ8_0* dst) {
   for (int64_t g = g0; g < g1; g++) {
     BlockQ8_0* rows = dst + 8 * (g - g0) * nb;
-    for (int64_t b = 0; b < nb; b++) {
-      const BlockQ8_0x8& p = groups[g * nb + b];
-      for (int r = 0; r < 8; r++) {
-        rows[r * nb + b].d = p.d[r];
-        std::memcpy(rows[r * nb + b].qs, p.qs + QK8_0 * r, QK8_0);
-      }
-    }
+    for (int64_t b = 0; b < nb; b++)
+      for (int r = 0; r < 8; r++) unpackBlock(groups[g * nb + b], r, rows + r * nb + b);
   }
 }
 
@@ -286,11 +287,10 @@ Split unpackSplit(const PackedWeights& w, int threads) {
   return {w.rows, 8, std::max<int64_t>(1, std::min(chunks, w.rows / 8)), 1, 1};
 }
 
-// The most rows of any chunk of unpackSplit.
+// At least the rows of any chunk of a split (rowAt gives each at most the units rounded up).
 int64_t unpackRows(const Split& split) {
-  int64_t most = 0;
-  for (int64_t c = 0; c < split.rowChunks; c++) most = std::max(most, split.rowAt(c + 1) - split.rowAt(c));
-  return most;
+  const int64_t units = (split.rows + split.multiple - 1) / split.multiple;
+  return (units + split.rowChunks - 1) / split.rowChunks * split.multiple;
 }
 
 void mulMatPackedQ8_0(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, char* scratch) {
@@ -327,8 +327,7 @@ void packedRowToFloat(const PackedWeights& w, int64_t row, float* out) {
   const TypeTraits& q8 = *typeTraits(GgmlType::Q8_0);
   for (int64_t b = 0; b < nb; b++) {
     BlockQ8_0 block;
-    block.d = group[b].d[row % 8];
-    std::memcpy(block.qs, group[b].qs + QK8_0 * (row % 8), QK8_0);
+    unpackBlock(group[b], (int)(row % 8), &block);
     q8.toFloat(&block, out + b * QK8_0, QK8_0);
   }
 }
