@@ -50,7 +50,7 @@ void q8_0EightRows(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* y) {
       acc[r] = _mm256_fmadd_ps(dr, _mm256_cvtepi32_ps(quadSumsI8(_mm256_sign_epi8(qx, qx), qx, qy)), acc[r]);
     }
   }
-  for (int r = 0; r < 8; r++) s[r] = hsum(acc[r]);
+  _mm256_storeu_ps(s, hsum8(acc));
 }
 
 // Q8_0 prefill: R rows x T tokens, the token's signs moved onto the weights. Per token and block
@@ -84,8 +84,17 @@ struct TileQ8_0Prefill {
         }
       }
     }
-    for (int r = 0; r < R; r++)
-      for (int t = 0; t < T; t++) a.s[t * a.ldS + r] = hsum(acc[r][t]);
+    int t = 0;
+    if constexpr (R == 4) {
+      for (; t + 2 <= T; t += 2) {  // two tokens' four rows summed at once
+        const __m256 v[8] = {acc[0][t], acc[1][t], acc[2][t], acc[3][t], acc[0][t + 1], acc[1][t + 1], acc[2][t + 1], acc[3][t + 1]};
+        const __m256 sums = hsum8(v);
+        _mm_storeu_ps(a.s + t * a.ldS, _mm256_castps256_ps128(sums));
+        _mm_storeu_ps(a.s + (t + 1) * a.ldS, _mm256_extractf128_ps(sums, 1));
+      }
+    }
+    for (; t < T; t++)
+      for (int r = 0; r < R; r++) a.s[t * a.ldS + r] = hsum(acc[r][t]);
   }
 };
 

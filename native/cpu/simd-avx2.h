@@ -22,6 +22,20 @@ static inline float hsum(__m256 v) {
   return _mm_cvtss_f32(r);
 }
 
+// Eight such sums at once, v[i]'s in lane i, each added in hsum's order (so the same bits): the
+// halves of two vectors side by side, then their pairs two vectors at a time.
+static inline __m256 hsum8(const __m256* v) {
+  __m256 h[4];
+  for (int i = 0; i < 4; i++)
+    h[i] = _mm256_add_ps(_mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x20), _mm256_permute2f128_ps(v[2 * i], v[2 * i + 1], 0x31));
+  // Per 128-bit lane: [x0 + x2, x1 + x3] of two vectors' halves.
+  const __m256 a = _mm256_add_ps(_mm256_shuffle_ps(h[0], h[1], 0x44), _mm256_shuffle_ps(h[0], h[1], 0xee));
+  const __m256 b = _mm256_add_ps(_mm256_shuffle_ps(h[2], h[3], 0x44), _mm256_shuffle_ps(h[2], h[3], 0xee));
+  // Lanes [v0 v2 v4 v6 | v1 v3 v5 v7], then put in order.
+  const __m256 sums = _mm256_add_ps(_mm256_shuffle_ps(a, b, 0x88), _mm256_shuffle_ps(a, b, 0xdd));
+  return _mm256_permutevar8x32_ps(sums, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 static inline float hsum(__m128 v) {
   __m128 r = _mm_add_ps(v, _mm_movehl_ps(v, v));
   r = _mm_add_ss(r, _mm_movehdup_ps(r));
