@@ -71,9 +71,10 @@ Plan::Plan(std::vector<PlanTensor> tensors, std::vector<PlanNode> nodes, int out
 // pages: those with a packed form for this CPU packed there, the others copied. The file's pages
 // go back unless another op (get_rows of tied embeddings) still reads them, and then the weights
 // stay where they are; packed Q8_0 serves get_rows itself, so tied Q8_0 embeddings are held once
-// (Qwen2.5-0.5B Q8_0: 788 MiB RSS with the second copy, 649 without). Decode streams every weight once per token: with 4 KB pages of a file (or of
-// malloc) each page costs a TLB walk and stops the hardware prefetchers, and on a VM the page
-// cache's pages can stream much slower than fresh memory (TinyLlama F16 decode 10.7 -> 13.4 tok/s).
+// (Qwen2.5-0.5B Q8_0: 788 MiB RSS with the second copy, 649 without). Decode streams every weight
+// once per token: with 4 KB pages of a file (or of malloc) each page costs a TLB walk and stops the
+// hardware prefetchers, and on a VM the page cache's pages can stream much slower than fresh
+// memory (TinyLlama F16 decode 10.7 -> 13.4 tok/s).
 void Plan::packWeightsOnce() {
   packedOf_.assign(tensors_.size(), -1);
   std::vector<bool> readElsewhere(tensors_.size(), false), rowsRead(tensors_.size(), false), matrix(tensors_.size(), false);
