@@ -101,6 +101,14 @@ float dotScaleMinK(int64_t n, const Block* x, const BlockQ8_K* y) {
   return kFifthBit ? hsum(acc) + summs : hsum(acc) + hsum(accMins);
 }
 
+// The byte shuffle that takes int16 word a of the low 128-bit lane to all of that lane's words,
+// and word b of the high lane to all of its.
+inline __m256i pickWords(int a, int b) {
+  const char a0 = (char)(2 * a), a1 = (char)(2 * a + 1), b0 = (char)(2 * b), b1 = (char)(2 * b + 1);
+  return _mm256_setr_epi8(a0, a1, a0, a1, a0, a1, a0, a1, a0, a1, a0, a1, a0, a1, a0, a1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1, b0, b1,
+                          b0, b1, b0, b1);
+}
+
 // R rows x T tokens of Q4_K or Q5_K x Q8_K, each entry with the bits of dotScaleMinK<Block,
 // kFifthBit>: a block's scales, mins and values (Q5_K's fifth bits included) are unpacked once per
 // row for the T tokens (a third of the work of a row's dot), and each (row, token) pair then does
@@ -120,15 +128,15 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStri
     for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
     for (int t = 0; t < T; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
     alignas(16) uint8_t sm[R][16];
-    // The scales widened to 16 bits as well, so that each sub-block's is one broadcast load (from
-    // the bytes it took an extract, a move and a broadcast).
-    alignas(32) int16_t sc16[R][16];
+    // The 8 scales as int16 in both 128-bit lanes: each sub-block's is then one byte shuffle (a
+    // broadcast of a 16-bit element compiled to an align and a broadcast per sub-block).
+    __m256i sc16[R];
     for (int r = 0; r < R; r++) {
       if (T == 1)  // where the next R rows need it (a row's own next kilobyte is mostly the next row)
         for (int l = 0; l < (int)(sizeof(Block) + 63) / 64; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
       const __m128i packed = scalesMinsK4(xb[r]->scales);
       _mm_store_si128(reinterpret_cast<__m128i*>(sm[r]), packed);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(sc16[r]), _mm256_cvtepu8_epi16(packed));
+      sc16[r] = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(packed));
       const float dmin = fp16(xb[r]->dmin);
       for (int t = 0; t < T; t++) {
         if constexpr (kFifthBit) summs[r][t] = fmaSingle(-yb[t]->d * dmin, (float)minsSum(sm[r], *yb[t]), summs[r][t]);
@@ -148,7 +156,8 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStri
           vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
           vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
         }
-        const __m256i scLo = _mm256_set1_epi16(sc16[r][2 * g]), scHi = _mm256_set1_epi16(sc16[r][2 * g + 1]);
+        const __m256i scLo = _mm256_shuffle_epi8(sc16[r], pickWords(2 * g, 2 * g));
+        const __m256i scHi = _mm256_shuffle_epi8(sc16[r], pickWords(2 * g + 1, 2 * g + 1));
         for (int t = 0; t < T; t++) {
           const int8_t* q8 = yb[t]->qs + 64 * g;
           sumi[r][t] = _mm256_add_epi32(sumi[r][t], _mm256_madd_epi16(_mm256_maddubs_epi16(vLo, load32(q8)), scLo));
@@ -184,10 +193,14 @@ void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, size_t xStride, c
       const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(vx + r * xStride)[b];
       if (T == 1)
         for (int l = 0; l < 4; l++) _mm_prefetch(reinterpret_cast<const char*>(&x) + R * xStride + 64 * l, _MM_HINT_T0);
-      const int8_t* sc = x.scales;
+      // The 16 scales as int16; per half, its 8 in both 128-bit lanes, from which one byte shuffle
+      // per group gives sub-block j's scale in the low lane and j + 1's in the high (from the bytes
+      // it took a sign extension, a move and a broadcast per scale and an insert per group).
+      const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
       __m256i sumi[T];
       for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
       for (int h = 0; h < 2; h++) {
+        const __m256i half = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
         const __m256i ql0 = load32(x.ql + 64 * h);
         const __m256i ql1 = load32(x.ql + 64 * h + 32);
         const __m256i qh = load32(x.qh + 32 * h);
@@ -201,8 +214,7 @@ void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, size_t xStride, c
                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
         };
         for (int k = 0; k < 4; k++) {
-          const int j = 8 * h + 2 * k;
-          const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(sc[j + 1]), _mm_set1_epi16(sc[j]));
+          const __m256i scales = _mm256_shuffle_epi8(half, pickWords(2 * k, 2 * k + 1));
           for (int t = 0; t < T; t++) {
             const __m256i q8 = load32(y[t]->qs + 128 * h + 32 * k);
             const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(v[k], q8), _mm256_maddubs_epi16(offset, q8));
