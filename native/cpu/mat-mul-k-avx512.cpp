@@ -251,82 +251,142 @@ struct Q6KTile {
   }
 };
 
-// Decode (one token): the same idea turned around. Two rows share each 512-bit vector, row a in the
-// low half, and the token's 32 values are broadcast to both halves, so each half is the AVX2 row
-// dot's vector for its row; 2P rows at a time, each block prefetched where the next 2P rows need it
-// (rows are short: a stream's own next kilobyte is mostly the next row, already on its way).
+// Decode (one token) of Q6_K: the same idea turned around. Two rows share each 512-bit vector, row
+// a in the low half, and the token's 32 values are broadcast to both halves, so each half is the
+// AVX2 row dot's vector for its row; 2P rows at a time, each block prefetched where the next 2P rows
+// need it (rows are short: a stream's own next kilobyte is mostly the next row, already on its way).
 
 // [a x 8 | b x 8].
 inline __m512 halves(float a, float b) {
   return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_set1_ps(a)), _mm256_castps_pd(_mm256_set1_ps(b)), 1));
 }
 
-// Q4_K or Q5_K; Q5_K's mins term as the block's exact integer sum and one FMA (see ScaleMinK).
-template <typename Block, bool kFifthBit, int P>
-void scaleMinKRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
-  constexpr int R = 2 * P;
-  const __m512i low4 = _mm512_set1_epi8(0x0f);
-  __m512 acc[P];
-  __m256 accMins[P];
-  for (int p = 0; p < P; p++) acc[p] = _mm512_setzero_ps(), accMins[p] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < n / QK_K; b++) {
+// Q4_K and Q5_K decode take each row whole instead: one 512-bit vector holds two groups of 64
+// values (64 bytes of qs, one load, no inserts), its low nibbles sub-blocks 4i and 4i + 2 side by
+// side and its high nibbles 4i + 1 and 4i + 3. The token's values are arranged to match once per
+// product (DecodeY). vpdpbusd gives each int32 lane its sum of 4 products for the low and for the
+// high sub-blocks (within int16); the two go into one lane as 16-bit halves, and one vpdpwssd
+// multiplies each by its scale and adds both. Int32 lane l of the low 256 bits then sums what lane
+// l of the AVX2 row dot sums for sub-blocks 4i and 4i + 1, and lane 8 + l for 4i + 2 and 4i + 3,
+// so adding the halves gives the AVX2 lanes exactly (integers) before the conversion and the FMA.
+// Per row block: 2 loads, 6 nibble operations, 4 vpdpbusd, 2 vpdpwssd, 2 scale permutes and 4
+// operations to pack, against two rows paired per vector with 8 maddubs, 8 vpdpwssd, 8 permutes
+// and 8 inserts per two rows. Zen 5, one thread, 512 x 2048 from L2 (GB/s, minimum time of 60
+// steps of 64 products): 30.8 paired -> 34.4 whole rows with maddubs and vpdpwssd -> 36.6 with
+// vpdpbusd; without the scales' multiply at all 44, without any multiply 53 (so the multiplies
+// bound it); 2 threads, 5632 x 2048 from L3: 57 -> 67.
+struct DecodeY {
+  __m512i v[4];  // [sub-block 0 | 2], [1 | 3], [4 | 6], [5 | 7]
+};
+
+inline void prepareDecodeY(const BlockQ8_K* y, int64_t nb, DecodeY* out) {
+  for (int64_t b = 0; b < nb; b++)
+    for (int i = 0; i < 2; i++)
+      for (int h = 0; h < 2; h++) out[b].v[2 * i + h] = pairOf(y[b].qs + 128 * i + 32 * h, y[b].qs + 128 * i + 64 + 32 * h);
+}
+
+// The d and dmin halves of R blocks (R even, at most 4) widened: [d, dmin] of row r in lanes 2r, 2r + 1.
+template <typename Block, int R>
+inline __m256 scalePairs(const Block* const* xb) {
+  alignas(16) uint32_t bits[4] = {0, 0, 0, 0};
+  for (int r = 0; r < R; r++) __builtin_memcpy(&bits[r], &xb[r]->d, sizeof bits[r]);
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(bits)));
+}
+
+// R rows (2 or 4) of Q4_K or Q5_K against one prepared token. The mins term pairs two rows in 256
+// bits, each row's 4 lanes as the AVX2 row dot's accumulator (Q5_K's as the block's exact integer
+// sum and one FMA, see ScaleMinK).
+template <typename Block, bool kFifthBit, int R>
+void scaleMinKRows(int64_t nb, float* s, const char* x, size_t xStride, const BlockQ8_K* y, const DecodeY* py) {
+  constexpr int P = R / 2;
+  const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+  __m256 acc[R], accMins[P];
+  for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
+  for (int p = 0; p < P; p++) accMins[p] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
     const BlockQ8_K& yb = y[b];
     const Block* xb[R];
     for (int r = 0; r < R; r++) {
       xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
-      for (int l = 0; l < 3; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
+      const char* ahead = reinterpret_cast<const char*>(xb[r]) + R * xStride;
+      for (size_t l = 0; l < (sizeof(Block) + 63) / 64; l++) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
     }
+    // yd * [d, dmin] of each row: the products the row dot forms in scalars.
+    alignas(32) float dd[8];
+    _mm256_store_ps(dd, _mm256_mul_ps(scalePairs<Block, R>(xb), _mm256_set1_ps(yb.d)));
     const __m256i bsums = load32(yb.bsums);
     const __m128i sums8 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
     const __m256i sums = _mm256_set_m128i(sums8, sums8);
-    __m512i sc[P];
+    __m512i sc[R];
     for (int p = 0; p < P; p++) {
       const __m128i sm0 = scalesMinsK4(xb[2 * p]->scales), sm1 = scalesMinsK4(xb[2 * p + 1]->scales);
-      const __m256i sc0 = _mm256_cvtepu8_epi32(sm0), sc1 = _mm256_cvtepu8_epi32(sm1);
-      sc[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_or_si256(sc0, _mm256_slli_epi32(sc0, 16))),
-                                 _mm256_or_si256(sc1, _mm256_slli_epi32(sc1, 16)), 1);
+      // Words s0..s7: dword k holds the scales of sub-blocks 2k and 2k + 1.
+      sc[2 * p] = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(sm0));
+      sc[2 * p + 1] = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(sm1));
       const __m256i m = _mm256_cvtepu8_epi16(_mm_unpackhi_epi64(sm0, sm1));
-      const __m256 d = _mm256_set_m128(_mm_set1_ps(-yb.d * fp16(xb[2 * p + 1]->dmin)), _mm_set1_ps(-yb.d * fp16(xb[2 * p]->dmin)));
       __m256i ms = _mm256_madd_epi16(m, sums);
       if constexpr (kFifthBit) {
         ms = _mm256_add_epi32(ms, _mm256_shuffle_epi32(ms, 0x4e));
         ms = _mm256_add_epi32(ms, _mm256_shuffle_epi32(ms, 0xb1));
       }
-      accMins[p] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(ms), accMins[p]);
+      // -(yd * dmin) * sum + acc, the row dot's FMA of -yd * dmin.
+      const __m256 dmin = _mm256_set_m128(_mm_set1_ps(dd[4 * p + 3]), _mm_set1_ps(dd[4 * p + 1]));
+      accMins[p] = _mm256_fnmadd_ps(dmin, _mm256_cvtepi32_ps(ms), accMins[p]);
     }
-    __m512i sumi[P];
-    for (int p = 0; p < P; p++) sumi[p] = _mm512_setzero_si512();
-    for (int g = 0; g < QK_K / 64; g++) {
-      const __m512i yLo = _mm512_broadcast_i64x4(load32(yb.qs + 64 * g));
-      const __m512i yHi = _mm512_broadcast_i64x4(load32(yb.qs + 64 * g + 32));
-      const __m512i pickLo = _mm512_setr_epi32(2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 2 * g, 8 + 2 * g, 8 + 2 * g, 8 + 2 * g,
-                                               8 + 2 * g, 8 + 2 * g, 8 + 2 * g, 8 + 2 * g, 8 + 2 * g);
-      const __m512i pickHi = _mm512_add_epi32(pickLo, _mm512_set1_epi32(1));
-      for (int p = 0; p < P; p++) {
-        const __m512i bits = pairOf(xb[2 * p]->qs + 32 * g, xb[2 * p + 1]->qs + 32 * g);
+    __m512i qh[R];
+    if constexpr (kFifthBit)
+      for (int r = 0; r < R; r++) qh[r] = _mm512_broadcast_i64x4(load32(xb[r]->qh));
+    __m512i sum[R];
+    for (int i = 0; i < 2; i++) {
+      // Lanes 0-7: the scales of sub-blocks 4i and 4i + 1; lanes 8-15: 4i + 2 and 4i + 3.
+      const __m512i pick = _mm512_setr_epi32(2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i + 1, 2 * i + 1, 2 * i + 1,
+                                             2 * i + 1, 2 * i + 1, 2 * i + 1, 2 * i + 1, 2 * i + 1);
+      for (int r = 0; r < R; r++) {
+        const __m512i bits = _mm512_loadu_si512(xb[r]->qs + 64 * i);
         __m512i vLo = _mm512_and_si512(bits, low4);
         __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
-        if constexpr (kFifthBit) addFifthBits(pairOf(xb[2 * p]->qh, xb[2 * p + 1]->qh), g, &vLo, &vHi);
-        sumi[p] = _mm512_dpwssd_epi32(sumi[p], _mm512_maddubs_epi16(vLo, yLo), _mm512_permutexvar_epi32(pickLo, sc[p]));
-        sumi[p] = _mm512_dpwssd_epi32(sumi[p], _mm512_maddubs_epi16(vHi, yHi), _mm512_permutexvar_epi32(pickHi, sc[p]));
+        if constexpr (kFifthBit) {
+          // Group g's fifth bits are bits 2g (low) and 2g + 1 (high) of qh: g = 2i here, 2i + 1 above.
+          const __m512i shifts = _mm512_inserti64x4(_mm512_set1_epi16((short)(4 * i)), _mm256_set1_epi16((short)(4 * i + 2)), 1);
+          const __m512i sh = _mm512_srlv_epi16(qh[r], shifts);
+          vLo = _mm512_or_si512(vLo, _mm512_and_si512(_mm512_slli_epi16(sh, 4), bit4));
+          vHi = _mm512_or_si512(vHi, _mm512_and_si512(_mm512_slli_epi16(sh, 3), bit4));
+        }
+        // Each lane's sum of 4 products (within int16: 4 * 31 * 128), the low sub-block's in the
+        // low 16 bits of a lane and the high one's above, so that one vpdpwssd applies both scales.
+        const __m512i pLo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), vLo, py[b].v[2 * i]);
+        const __m512i pHi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), vHi, py[b].v[2 * i + 1]);
+        const __m512i both = _mm512_ternarylogic_epi32(pLo, _mm512_slli_epi32(pHi, 16), _mm512_set1_epi32(0xffff), 0xe4);
+        const __m512i scales = _mm512_permutexvar_epi32(pick, sc[r]);
+        sum[r] = i == 0 ? _mm512_madd_epi16(both, scales) : _mm512_dpwssd_epi32(sum[r], both, scales);
       }
     }
-    for (int p = 0; p < P; p++)
-      acc[p] = _mm512_fmadd_ps(halves(yb.d * fp16(xb[2 * p]->d), yb.d * fp16(xb[2 * p + 1]->d)), _mm512_cvtepi32_ps(sumi[p]), acc[p]);
+    for (int r = 0; r < R; r++) {
+      const __m256i lanes = _mm256_add_epi32(_mm512_castsi512_si256(sum[r]), _mm512_extracti64x4_epi64(sum[r], 1));
+      acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dd[2 * r]), _mm256_cvtepi32_ps(lanes), acc[r]);
+    }
   }
   for (int p = 0; p < P; p++) {
     const __m128 m0 = _mm256_castps256_ps128(accMins[p]), m1 = _mm256_extractf128_ps(accMins[p], 1);
-    s[2 * p] = hsum(half(acc[p], 0)) + (kFifthBit ? _mm_cvtss_f32(m0) : hsum(m0));
-    s[2 * p + 1] = hsum(half(acc[p], 1)) + (kFifthBit ? _mm_cvtss_f32(m1) : hsum(m1));
+    s[2 * p] = hsum(acc[2 * p]) + (kFifthBit ? _mm_cvtss_f32(m0) : hsum(m0));
+    s[2 * p + 1] = hsum(acc[2 * p + 1]) + (kFifthBit ? _mm_cvtss_f32(m1) : hsum(m1));
   }
 }
-template <int P>
-void q4KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
-  scaleMinKRows<BlockQ4_K, false, P>(n, s, x, xStride, y);
-}
-template <int P>
-void q5KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
-  scaleMinKRows<BlockQ5_K, true, P>(n, s, x, xStride, y);
+
+// Decode of Q4_K or Q5_K: the token arranged once, then rows 4 at a time, then 2; the number of rows
+// done.
+template <typename Block, bool kFifthBit>
+int64_t scaleMinKDecode(int64_t n, int64_t nr, float* s, const void* vx, size_t xStride, const void* vy) {
+  const char* x = static_cast<const char*>(vx);
+  const BlockQ8_K* y = static_cast<const BlockQ8_K*>(vy);
+  const int64_t nb = n / QK_K;
+  thread_local std::vector<DecodeY> prepared;
+  if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
+  prepareDecodeY(y, nb, prepared.data());
+  int64_t r = 0;
+  for (; r + 4 <= nr; r += 4) scaleMinKRows<Block, kFifthBit, 4>(nb, s + r, x + r * xStride, xStride, y, prepared.data());
+  for (; r + 2 <= nr; r += 2) scaleMinKRows<Block, kFifthBit, 2>(nb, s + r, x + r * xStride, xStride, y, prepared.data());
+  return r;
 }
 
 template <int P>
@@ -430,11 +490,11 @@ int64_t walkTokens(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, con
 
 // Decode through Rows (2P rows at a time), several tokens through Tile; what is left (1-3 rows, or
 // a last single token) through the AVX2 kernels, which give the same bits.
-using RowsFn = void (*)(int64_t, float*, const char*, size_t, const BlockQ8_K*);
-template <template <int, int, bool> class Tile, RowsFn Rows2, RowsFn Rows1, VecDotManyFn Avx2>
+using DecodeFn = int64_t (*)(int64_t, int64_t, float*, const void*, size_t, const void*);
+template <template <int, int, bool> class Tile, DecodeFn Decode, VecDotManyFn Avx2>
 void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride, const void* y, size_t yStride) {
   if (nt == 1) {
-    const int64_t r = decodeRows<Rows2, Rows1>(n, nr, s, x, xStride, y);
+    const int64_t r = Decode(n, nr, s, x, xStride, y);
     if (r < nr) Avx2(n, nr - r, 1, s + r, ldS, static_cast<const char*>(x) + r * xStride, xStride, y, yStride);
     return;
   }
@@ -448,17 +508,17 @@ void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* 
 // prepared): 4x8 143, 6x8 146, 3x8 137, 4x4 123, 2x8 120, 3x12 128.
 void vecDotManyQ4_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride) {
-  many<Q4KTile, q4KRows<2>, q4KRows<1>, vecDotManyQ4_K_avx2>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+  many<Q4KTile, scaleMinKDecode<BlockQ4_K, false>, vecDotManyQ4_K_avx2>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 void vecDotManyQ5_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride) {
-  many<Q5KTile, q5KRows<2>, q5KRows<1>, vecDotManyQ5_K_avx2>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+  many<Q5KTile, scaleMinKDecode<BlockQ5_K, true>, vecDotManyQ5_K_avx2>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 void vecDotManyQ6_K_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                            const void* y, size_t yStride) {
-  many<Q6KTile, q6KRows<2>, q6KRows<1>, vecDotManyQ6_K_avx2>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+  many<Q6KTile, decodeRows<q6KRows<2>, q6KRows<1>>, vecDotManyQ6_K_avx2>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 }  // namespace kiln
