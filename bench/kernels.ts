@@ -8,7 +8,10 @@
 // peak. Each case is a plan of K identical ops over the same inputs, run through the Backend
 // interface exactly as a model runs; a plan without the K ops is timed too and subtracted, which
 // removes the cost of the inputs and of the forward call. Decode-shape products cycle through
-// copies of the weights larger than the caches, so weights come from memory as in a real decode.
+// copies of the weights larger than the caches, so weights come from memory as in a real decode;
+// a buffer smaller than the caches (--buffer-mb 1) times the kernels themselves, at least
+// MIN_VECTOR_OPS products per step over the one cache-resident copy (one product per step left the
+// timer's own noise at +-10%).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +38,8 @@ const KV_HEADS = 4;
 const HEAD_DIM = 64;
 const PREFILL = 512;
 const DEPTH = 512;
+// Matrix-vector products per timed step, however few copies of the weights the buffer holds.
+const MIN_VECTOR_OPS = 16;
 
 type Limit = 'bandwidth' | 'fma';
 
@@ -117,7 +122,7 @@ function mulMatCases(bufferBytes: number, only: string | undefined, batchTokens:
   const weights = lastOnly((type: GgmlType) => weightCopies(type, FFN, DIM, bufferBytes));
   for (const type of weightTypes()) {
     const name = GGML_TYPES[type].name;
-    const copies = Math.max(1, Math.ceil(bufferBytes / (rowBytes(type, DIM) * FFN)));
+    const ops = Math.max(MIN_VECTOR_OPS, Math.ceil(bufferBytes / (rowBytes(type, DIM) * FFN)));
     const matrices = (g: GraphBuilder, k: number, x: number) => {
       const decode = weights(type);
       let out = x;
@@ -130,13 +135,13 @@ function mulMatCases(bufferBytes: number, only: string | undefined, batchTokens:
       return out;
     };
     cases.push({
-      op: 'mul_mat', dtype: name, shape: `decode 1x${DIM} -> ${FFN}`, tokens: 1, positions: [0], k: copies,
+      op: 'mul_mat', dtype: name, shape: `decode 1x${DIM} -> ${FFN}`, tokens: 1, positions: [0], k: ops,
       build: (g, k) => matrices(g, k, activations(g, 'x', DIM, 1, 1)),
       work: rowBytes(type, DIM) * FFN, limit: 'bandwidth',
     });
     for (const tokens of batchTokens) {
       cases.push({
-        op: 'mul_mat', dtype: name, shape: `batch ${tokens}x${DIM} -> ${FFN}`, tokens, positions: range(tokens), k: copies,
+        op: 'mul_mat', dtype: name, shape: `batch ${tokens}x${DIM} -> ${FFN}`, tokens, positions: range(tokens), k: ops,
         build: (g, k) => matrices(g, k, activations(g, 'x', DIM, tokens, 1)),
         work: rowBytes(type, DIM) * FFN, limit: 'bandwidth',
       });

@@ -285,24 +285,25 @@ inline void prepareDecodeY(const BlockQ8_K* y, int64_t nb, DecodeY* out) {
       for (int h = 0; h < 2; h++) out[b].v[2 * i + h] = pairOf(y[b].qs + 128 * i + 32 * h, y[b].qs + 128 * i + 64 + 32 * h);
 }
 
-// The d and dmin halves of R blocks (R even, at most 4) widened: [d, dmin] of row r in lanes 2r, 2r + 1.
+// yd * [d, dmin] of R rows' blocks (R at most 4), row r's in lanes 2r and 2r + 1: the products the
+// row dot forms in scalars.
 template <typename Block, int R>
-inline __m256 scalePairs(const Block* const* xb) {
-  alignas(16) uint32_t bits[4] = {0, 0, 0, 0};
+inline __m256 scaleProducts(const Block* const* xb, float yd) {
+  uint32_t bits[4] = {0, 0, 0, 0};
   for (int r = 0; r < R; r++) __builtin_memcpy(&bits[r], &xb[r]->d, sizeof bits[r]);
-  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(bits)));
+  const __m128i halves = _mm_setr_epi32((int)bits[0], (int)bits[1], (int)bits[2], (int)bits[3]);
+  return _mm256_mul_ps(_mm256_cvtph_ps(halves), _mm256_set1_ps(yd));
 }
 
-// R rows (2 or 4) of Q4_K or Q5_K against one prepared token. The mins term pairs two rows in 256
-// bits, each row's 4 lanes as the AVX2 row dot's accumulator (Q5_K's as the block's exact integer
-// sum and one FMA, see ScaleMinK).
+// R rows (1, 2 or 4) of Q4_K or Q5_K against one prepared token. Each row's mins term in 4 lanes,
+// as the AVX2 row dot's accumulator (Q5_K's as the block's exact integer sum and one FMA, see
+// ScaleMinK).
 template <typename Block, bool kFifthBit, int R>
 void scaleMinKRows(int64_t nb, float* s, const char* x, size_t xStride, const BlockQ8_K* y, const DecodeY* py) {
-  constexpr int P = R / 2;
   const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
-  __m256 acc[R], accMins[P];
-  for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps();
-  for (int p = 0; p < P; p++) accMins[p] = _mm256_setzero_ps();
+  __m256 acc[R];
+  __m128 accMins[R];
+  for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps(), accMins[r] = _mm_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
     const BlockQ8_K& yb = y[b];
     const Block* xb[R];
@@ -311,27 +312,22 @@ void scaleMinKRows(int64_t nb, float* s, const char* x, size_t xStride, const Bl
       const char* ahead = reinterpret_cast<const char*>(xb[r]) + R * xStride;
       for (size_t l = 0; l < (sizeof(Block) + 63) / 64; l++) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
     }
-    // yd * [d, dmin] of each row: the products the row dot forms in scalars.
     alignas(32) float dd[8];
-    _mm256_store_ps(dd, _mm256_mul_ps(scalePairs<Block, R>(xb), _mm256_set1_ps(yb.d)));
+    _mm256_store_ps(dd, scaleProducts<Block, R>(xb, yb.d));
     const __m256i bsums = load32(yb.bsums);
-    const __m128i sums8 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-    const __m256i sums = _mm256_set_m128i(sums8, sums8);
+    const __m128i sums = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
     __m512i sc[R];
-    for (int p = 0; p < P; p++) {
-      const __m128i sm0 = scalesMinsK4(xb[2 * p]->scales), sm1 = scalesMinsK4(xb[2 * p + 1]->scales);
+    for (int r = 0; r < R; r++) {
+      const __m128i sm = scalesMinsK4(xb[r]->scales);
       // Words s0..s7: dword k holds the scales of sub-blocks 2k and 2k + 1.
-      sc[2 * p] = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(sm0));
-      sc[2 * p + 1] = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(sm1));
-      const __m256i m = _mm256_cvtepu8_epi16(_mm_unpackhi_epi64(sm0, sm1));
-      __m256i ms = _mm256_madd_epi16(m, sums);
+      sc[r] = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(sm));
+      __m128i ms = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), sums);
       if constexpr (kFifthBit) {
-        ms = _mm256_add_epi32(ms, _mm256_shuffle_epi32(ms, 0x4e));
-        ms = _mm256_add_epi32(ms, _mm256_shuffle_epi32(ms, 0xb1));
+        ms = _mm_add_epi32(ms, _mm_shuffle_epi32(ms, 0x4e));
+        ms = _mm_add_epi32(ms, _mm_shuffle_epi32(ms, 0xb1));
       }
-      // -(yd * dmin) * sum + acc, the row dot's FMA of -yd * dmin.
-      const __m256 dmin = _mm256_set_m128(_mm_set1_ps(dd[4 * p + 3]), _mm_set1_ps(dd[4 * p + 1]));
-      accMins[p] = _mm256_fnmadd_ps(dmin, _mm256_cvtepi32_ps(ms), accMins[p]);
+      // -(yd * dmin) * sum + acc: the row dot's FMA of -yd * dmin.
+      accMins[r] = _mm_fnmadd_ps(_mm_set1_ps(dd[2 * r + 1]), _mm_cvtepi32_ps(ms), accMins[r]);
     }
     __m512i qh[R];
     if constexpr (kFifthBit)
@@ -366,15 +362,19 @@ void scaleMinKRows(int64_t nb, float* s, const char* x, size_t xStride, const Bl
       acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dd[2 * r]), _mm256_cvtepi32_ps(lanes), acc[r]);
     }
   }
-  for (int p = 0; p < P; p++) {
-    const __m128 m0 = _mm256_castps256_ps128(accMins[p]), m1 = _mm256_extractf128_ps(accMins[p], 1);
-    s[2 * p] = hsum(acc[2 * p]) + (kFifthBit ? _mm_cvtss_f32(m0) : hsum(m0));
-    s[2 * p + 1] = hsum(acc[2 * p + 1]) + (kFifthBit ? _mm_cvtss_f32(m1) : hsum(m1));
-  }
+  for (int r = 0; r < R; r++) s[r] = hsum(acc[r]) + (kFifthBit ? _mm_cvtss_f32(accMins[r]) : hsum(accMins[r]));
 }
 
-// Decode of Q4_K or Q5_K: the token arranged once, then rows 4 at a time, then 2; the number of rows
-// done.
+// Rows per call of Q4_K and Q5_K decode. One row at a time reads the weights as one stream per
+// thread; rows side by side are as many streams, which this VM's memory serves worse. A read-only
+// loop with decode's pattern (2 threads, 256 KB chunks of 1152-byte rows, 144-byte blocks) read
+// 39-43 GB/s one row at a time and 30-34 with 2 or 4 rows interleaved, where a plain stream read
+// 48-57. TinyLlama Q4_K decode@0, 4 rows -> 1 row, alternating (tok/s): 49.7 -> 52.6 and 47.3 ->
+// 49.2, although from L2 one row is 10% slower (36.6 -> 33 GB/s, one thread).
+constexpr int kDecodeRows = 1;
+
+// Decode of Q4_K or Q5_K: the token arranged once, then the rows kDecodeRows at a time; the number
+// of rows done.
 template <typename Block, bool kFifthBit>
 int64_t scaleMinKDecode(int64_t n, int64_t nr, float* s, const void* vx, size_t xStride, const void* vy) {
   const char* x = static_cast<const char*>(vx);
@@ -384,8 +384,8 @@ int64_t scaleMinKDecode(int64_t n, int64_t nr, float* s, const void* vx, size_t 
   if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
   prepareDecodeY(y, nb, prepared.data());
   int64_t r = 0;
-  for (; r + 4 <= nr; r += 4) scaleMinKRows<Block, kFifthBit, 4>(nb, s + r, x + r * xStride, xStride, y, prepared.data());
-  for (; r + 2 <= nr; r += 2) scaleMinKRows<Block, kFifthBit, 2>(nb, s + r, x + r * xStride, xStride, y, prepared.data());
+  for (; r + kDecodeRows <= nr; r += kDecodeRows)
+    scaleMinKRows<Block, kFifthBit, kDecodeRows>(nb, s + r, x + r * xStride, xStride, y, prepared.data());
   return r;
 }
 
