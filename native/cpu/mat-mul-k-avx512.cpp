@@ -5,7 +5,7 @@
 // for that token, and every float lane is that token's accumulator, so each entry gets exactly the
 // AVX2 integers and FMAs, two tokens per instruction. vpdpwssd applies a sub-block's scale and adds
 // in one step.
-// Decode pairs rows instead of tokens (below).
+// Q6_K decode pairs rows instead of tokens; Q4_K and Q5_K decode take each row whole (below).
 // Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni.
 #include <immintrin.h>
 
@@ -488,8 +488,8 @@ int64_t walkTokens(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, con
   return rest >= 2 ? nt : t;
 }
 
-// Decode through Rows (2P rows at a time), several tokens through Tile; what is left (1-3 rows, or
-// a last single token) through the AVX2 kernels, which give the same bits.
+// Decode through Decode (the number of rows it did), several tokens through Tile; what is left
+// (Q6_K's last 1-3 rows, or a last single token) through the AVX2 kernels, which give the same bits.
 using DecodeFn = int64_t (*)(int64_t, int64_t, float*, const void*, size_t, const void*);
 template <template <int, int, bool> class Tile, DecodeFn Decode, VecDotManyFn Avx2>
 void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride, const void* y, size_t yStride) {
