@@ -292,95 +292,69 @@ inline void prepareDecodeY(const BlockQ8_K* y, int64_t nb, DecodeY* out) {
   }
 }
 
-// yd * [d, dmin] of R rows' blocks (R at most 4), row r's in lanes 2r and 2r + 1: the products the
-// row dot forms in scalars.
-template <typename Block, int R>
-inline __m256 scaleProducts(const Block* const* xb, float yd) {
-  uint32_t bits[4] = {0, 0, 0, 0};
-  for (int r = 0; r < R; r++) __builtin_memcpy(&bits[r], &xb[r]->d, sizeof bits[r]);
-  const __m128i halves = _mm_setr_epi32((int)bits[0], (int)bits[1], (int)bits[2], (int)bits[3]);
-  return _mm256_mul_ps(_mm256_cvtph_ps(halves), _mm256_set1_ps(yd));
-}
-
-// R rows (1, 2 or 4) of Q4_K or Q5_K against one prepared token. Each row's mins term in 4 lanes,
-// as the AVX2 row dot's accumulator (Q5_K's as the block's exact integer sum and one FMA, see
-// ScaleMinK).
-template <typename Block, bool kFifthBit, int R>
-void scaleMinKRows(int64_t nb, float* s, const char* x, size_t xStride, const BlockQ8_K* y, const DecodeY* py) {
+// One row of Q4_K or Q5_K against one prepared token. The mins term in 4 lanes, as the AVX2 row
+// dot's accumulator (Q5_K's as the block's exact integer sum and one FMA, see ScaleMinK). One row
+// at a time reads the weights as one stream per thread; rows side by side are as many streams,
+// which this VM's memory serves worse. A read-only loop with decode's pattern (2 threads, 256 KB
+// chunks of 1152-byte rows, 144-byte blocks) read 39-43 GB/s one row at a time and 30-34 with 2 or
+// 4 rows interleaved, where a plain stream read 48-57. TinyLlama Q4_K decode@0, 4 rows -> 1 row,
+// alternating (tok/s): 49.7 -> 52.6 and 47.3 -> 49.2, although from L2 one row is 10% slower (36.6
+// -> 33 GB/s, one thread).
+template <typename Block, bool kFifthBit>
+float scaleMinKRow(int64_t nb, const Block* x, const BlockQ8_K* y, const DecodeY* py) {
   const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
-  __m256 acc[R];
-  __m128 accMins[R];
-  for (int r = 0; r < R; r++) acc[r] = _mm256_setzero_ps(), accMins[r] = _mm_setzero_ps();
+  __m256 acc = _mm256_setzero_ps();
+  __m128 accMins = _mm_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    const BlockQ8_K& yb = y[b];
-    const Block* xb[R];
-    for (int r = 0; r < R; r++) {
-      xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
-      const char* ahead = reinterpret_cast<const char*>(xb[r]) + (R == 1 ? kRowStreamAheadBytes : R * xStride);
-      for (size_t l = 0; l < (sizeof(Block) + 63) / 64; l++) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+    const Block& xb = x[b];
+    for (size_t l = 0; l < (sizeof(Block) + 63) / 64; l++)
+      _mm_prefetch(reinterpret_cast<const char*>(&xb) + kRowStreamAheadBytes + 64 * l, _MM_HINT_T0);
+    // yd * [d, dmin]: the products the row dot forms in scalars.
+    uint32_t bits;
+    __builtin_memcpy(&bits, &xb.d, sizeof bits);
+    const __m128 dd = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)bits)), _mm_set1_ps(y[b].d));
+    const __m128i sm = scalesMinsK4(xb.scales);
+    // Words s0..s7: dword k holds the scales of sub-blocks 2k and 2k + 1.
+    const __m512i sc = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(sm));
+    __m128i ms = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), py[b].sums);
+    if constexpr (kFifthBit) {
+      ms = _mm_add_epi32(ms, _mm_shuffle_epi32(ms, 0x4e));
+      ms = _mm_add_epi32(ms, _mm_shuffle_epi32(ms, 0xb1));
     }
-    alignas(32) float dd[8];
-    _mm256_store_ps(dd, scaleProducts<Block, R>(xb, yb.d));
-    const __m128i sums = py[b].sums;
-    __m512i sc[R];
-    for (int r = 0; r < R; r++) {
-      const __m128i sm = scalesMinsK4(xb[r]->scales);
-      // Words s0..s7: dword k holds the scales of sub-blocks 2k and 2k + 1.
-      sc[r] = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(sm));
-      __m128i ms = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), sums);
-      if constexpr (kFifthBit) {
-        ms = _mm_add_epi32(ms, _mm_shuffle_epi32(ms, 0x4e));
-        ms = _mm_add_epi32(ms, _mm_shuffle_epi32(ms, 0xb1));
-      }
-      // -(yd * dmin) * sum + acc: the row dot's FMA of -yd * dmin.
-      accMins[r] = _mm_fnmadd_ps(_mm_set1_ps(dd[2 * r + 1]), _mm_cvtepi32_ps(ms), accMins[r]);
-    }
-    __m512i qh[R];
-    if constexpr (kFifthBit)
-      for (int r = 0; r < R; r++) qh[r] = _mm512_broadcast_i64x4(load32(xb[r]->qh));
-    __m512i sum[R];
+    // -(yd * dmin) * sum + acc: the row dot's FMA of -yd * dmin.
+    accMins = _mm_fnmadd_ps(_mm_shuffle_ps(dd, dd, 0x55), _mm_cvtepi32_ps(ms), accMins);
+    __m512i qh;
+    if constexpr (kFifthBit) qh = _mm512_broadcast_i64x4(load32(xb.qh));
+    __m512i sum;
     for (int i = 0; i < 2; i++) {
       // Lanes 0-7: the scales of sub-blocks 4i and 4i + 1; lanes 8-15: 4i + 2 and 4i + 3.
       const __m512i pick = _mm512_setr_epi32(2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i, 2 * i + 1, 2 * i + 1, 2 * i + 1,
                                              2 * i + 1, 2 * i + 1, 2 * i + 1, 2 * i + 1, 2 * i + 1);
-      for (int r = 0; r < R; r++) {
-        const __m512i bits = _mm512_loadu_si512(xb[r]->qs + 64 * i);
-        __m512i vLo = _mm512_and_si512(bits, low4);
-        __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
-        if constexpr (kFifthBit) {
-          // Group g's fifth bits are bits 2g (low) and 2g + 1 (high) of qh: g = 2i here, 2i + 1 above.
-          const __m512i shifts = _mm512_inserti64x4(_mm512_set1_epi16((short)(4 * i)), _mm256_set1_epi16((short)(4 * i + 2)), 1);
-          const __m512i sh = _mm512_srlv_epi16(qh[r], shifts);
-          vLo = _mm512_or_si512(vLo, _mm512_and_si512(_mm512_slli_epi16(sh, 4), bit4));
-          vHi = _mm512_or_si512(vHi, _mm512_and_si512(_mm512_slli_epi16(sh, 3), bit4));
-        }
-        // Each lane's sum of 4 products (within int16: 4 * 31 * 128), the low sub-block's in the
-        // low 16 bits of a lane and the high one's above, so that one vpdpwssd applies both scales.
-        const __m512i pLo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), vLo, py[b].v[2 * i]);
-        const __m512i pHi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), vHi, py[b].v[2 * i + 1]);
-        const __m512i both = _mm512_ternarylogic_epi32(pLo, _mm512_slli_epi32(pHi, 16), _mm512_set1_epi32(0xffff), 0xe4);
-        const __m512i scales = _mm512_permutexvar_epi32(pick, sc[r]);
-        sum[r] = i == 0 ? _mm512_madd_epi16(both, scales) : _mm512_dpwssd_epi32(sum[r], both, scales);
+      const __m512i values = _mm512_loadu_si512(xb.qs + 64 * i);
+      __m512i vLo = _mm512_and_si512(values, low4);
+      __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(values, 4), low4);
+      if constexpr (kFifthBit) {
+        // Group g's fifth bits are bits 2g (low) and 2g + 1 (high) of qh: g = 2i here, 2i + 1 above.
+        const __m512i shifts = _mm512_inserti64x4(_mm512_set1_epi16((short)(4 * i)), _mm256_set1_epi16((short)(4 * i + 2)), 1);
+        const __m512i sh = _mm512_srlv_epi16(qh, shifts);
+        vLo = _mm512_or_si512(vLo, _mm512_and_si512(_mm512_slli_epi16(sh, 4), bit4));
+        vHi = _mm512_or_si512(vHi, _mm512_and_si512(_mm512_slli_epi16(sh, 3), bit4));
       }
+      // Each lane's sum of 4 products (within int16: 4 * 31 * 128), the low sub-block's in the
+      // low 16 bits of a lane and the high one's above, so that one vpdpwssd applies both scales.
+      const __m512i pLo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), vLo, py[b].v[2 * i]);
+      const __m512i pHi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), vHi, py[b].v[2 * i + 1]);
+      const __m512i both = _mm512_ternarylogic_epi32(pLo, _mm512_slli_epi32(pHi, 16), _mm512_set1_epi32(0xffff), 0xe4);
+      const __m512i scales = _mm512_permutexvar_epi32(pick, sc);
+      sum = i == 0 ? _mm512_madd_epi16(both, scales) : _mm512_dpwssd_epi32(sum, both, scales);
     }
-    for (int r = 0; r < R; r++) {
-      const __m256i lanes = _mm256_add_epi32(_mm512_castsi512_si256(sum[r]), _mm512_extracti64x4_epi64(sum[r], 1));
-      acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dd[2 * r]), _mm256_cvtepi32_ps(lanes), acc[r]);
-    }
+    const __m256i lanes = _mm256_add_epi32(_mm512_castsi512_si256(sum), _mm512_extracti64x4_epi64(sum, 1));
+    acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(dd), _mm256_cvtepi32_ps(lanes), acc);
   }
-  for (int r = 0; r < R; r++) s[r] = hsum(acc[r]) + (kFifthBit ? _mm_cvtss_f32(accMins[r]) : hsum(accMins[r]));
+  return hsum(acc) + (kFifthBit ? _mm_cvtss_f32(accMins) : hsum(accMins));
 }
 
-// Rows per call of Q4_K and Q5_K decode. One row at a time reads the weights as one stream per
-// thread; rows side by side are as many streams, which this VM's memory serves worse. A read-only
-// loop with decode's pattern (2 threads, 256 KB chunks of 1152-byte rows, 144-byte blocks) read
-// 39-43 GB/s one row at a time and 30-34 with 2 or 4 rows interleaved, where a plain stream read
-// 48-57. TinyLlama Q4_K decode@0, 4 rows -> 1 row, alternating (tok/s): 49.7 -> 52.6 and 47.3 ->
-// 49.2, although from L2 one row is 10% slower (36.6 -> 33 GB/s, one thread).
-constexpr int kDecodeRows = 1;
-
-// Decode of Q4_K or Q5_K: the token arranged once, then the rows kDecodeRows at a time; the number
-// of rows done.
+// Decode of Q4_K or Q5_K: the token arranged once, then the rows one at a time.
 template <typename Block, bool kFifthBit>
 int64_t scaleMinKDecode(int64_t n, int64_t nr, float* s, const void* vx, size_t xStride, const void* vy) {
   const char* x = static_cast<const char*>(vx);
@@ -389,10 +363,9 @@ int64_t scaleMinKDecode(int64_t n, int64_t nr, float* s, const void* vx, size_t 
   thread_local std::vector<DecodeY> prepared;
   if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
   prepareDecodeY(y, nb, prepared.data());
-  int64_t r = 0;
-  for (; r + kDecodeRows <= nr; r += kDecodeRows)
-    scaleMinKRows<Block, kFifthBit, kDecodeRows>(nb, s + r, x + r * xStride, xStride, y, prepared.data());
-  return r;
+  for (int64_t r = 0; r < nr; r++)
+    s[r] = scaleMinKRow<Block, kFifthBit>(nb, reinterpret_cast<const Block*>(x + r * xStride), y, prepared.data());
+  return nr;
 }
 
 template <int P>

@@ -180,13 +180,14 @@ struct MulMatJob {
 // (198), TinyLlama's shapes unchanged (197-200).
 Split splitWork(size_t weightRowBytes, int64_t rows, int threads, int64_t multiple, int64_t nTokens) {
   const size_t bytes = nTokens == 1 ? kVectorChunkBytes : kChunkBytes;
+  const int64_t perThread = nTokens == 1 ? kVectorChunksPerThread : kChunksPerThread;
   // Whole tiles of rows (the tiles take 3, 4 or 8 rows at a time), so no row of a wide matrix
   // (F16 ffn_down: 5 rows per 64 KB) falls to a one-row tile, and decode's 8-row streams stay whole.
   if (multiple == 1) multiple = nTokens > 1 ? kTileRowsMultiple : kDecodeRowsMultiple;
   const int64_t units = (rows + multiple - 1) / multiple;
   const int64_t tokenChunks = std::max<int64_t>(1, (nTokens + kTokenChunk - 1) / kTokenChunk);
   const int64_t byBytes = (int64_t)((weightRowBytes * (size_t)rows + bytes - 1) / bytes);
-  const int64_t byThreads = (threads * (nTokens == 1 ? kVectorChunksPerThread : kChunksPerThread) + tokenChunks - 1) / tokenChunks;
+  const int64_t byThreads = (threads * perThread + tokenChunks - 1) / tokenChunks;
   int64_t rowChunks = std::max(byBytes, byThreads);
   if (tokenChunks == 1) rowChunks = (rowChunks + threads - 1) / threads * threads;
   return {rows, multiple, std::max<int64_t>(1, std::min(rowChunks, units)), nTokens, tokenChunks};

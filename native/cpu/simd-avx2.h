@@ -18,9 +18,9 @@ namespace simd {
 // asks for its weights: about 8 KB, past what the hardware prefetcher is already fetching. Zen 5,
 // TinyLlama Q4_K decode@0 on 2 threads (tok/s, three sets of alternating builds): the next row
 // (1.2 KB) 54.8, none 57.0, 4 rows 59.2, 8 rows 61.4; 8 rows 66.2, 8 KB 68.8, 12 KB 69.0; 8 rows
-// 62.8, 16 rows 61.0, 32 rows 57.8. Rows read side by side prefetch the next rows' blocks instead (R rows ahead): there
-// the hardware prefetcher does not follow the short, interleaved streams (AVX-512 Q6_K decode of
-// 4 rows without it 43 -> 29 tok/s).
+// 62.8, 16 rows 61.0, 32 rows 57.8. Rows read side by side prefetch the next rows' blocks instead
+// (R rows ahead): there the hardware prefetcher does not follow the short, interleaved streams
+// (AVX-512 Q6_K decode of 4 rows without it 43 -> 29 tok/s).
 constexpr int kRowStreamAheadBytes = 8192;
 
 // Sum of 8 floats in ggml's order (hsum_float_8): low half plus high half, then pairs.
