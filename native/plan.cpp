@@ -213,6 +213,7 @@ void Plan::forwardBatch(const BatchRows& step, float* out, size_t outLength) {
     PlanTensor& outT = tensors_[node.output];
     float* y = act(node.output);
     const int64_t rows = rowsOf(outT, nTokens, nOutputs);
+    if (rows == 0) continue;  // the output rows of a step that wants none (a prompt chunk's)
     switch (node.op) {
       case OpCode::GetRows: {
         const PlanTensor& table = tensors_[node.inputs[0]];

@@ -38,8 +38,15 @@ export function buildDecoderGraph(hp: HParams, weights: ModelWeights): Graph {
     }
     q = g.rope(`${p}.q_rope`, q, { ...rope, nHeads });
     k = g.rope(`${p}.k_rope`, k, { ...rope, nHeads: nKvHeads });
-    const attn = g.attention(`${p}.attn`, q, k, v, { layer: l, nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim) }); // (tokens, nHeads*headDim)
-    const attnOut = g.mulMat(`${p}.attn_out`, matrix(`${p}.attn_output.weight`, qDim, dim), attn); // (tokens, dim)
+    let attn = g.attention(`${p}.attn`, q, k, v, { layer: l, nHeads, nKvHeads, headDim, scale: 1 / Math.sqrt(headDim) }); // (tokens, nHeads*headDim)
+    if (l === hp.nLayers - 1) {
+      // Past the last attention only the output rows matter (its keys and values are cached by
+      // now): the rest of the last block runs on them alone, as llama.cpp's graph does. Every
+      // kernel gives a row the same bits whatever the rows beside it, so the logits are unchanged.
+      attn = g.outputRows(`${p}.attn_rows`, attn); // (outputs, nHeads*headDim)
+      x = g.outputRows(`${p}.residual_rows`, x); // (outputs, dim)
+    }
+    const attnOut = g.mulMat(`${p}.attn_out`, matrix(`${p}.attn_output.weight`, qDim, dim), attn); // (tokens or outputs, dim)
     x = g.add(`${p}.attn_residual`, x, attnOut);
 
     // Feed-forward
@@ -51,7 +58,6 @@ export function buildDecoderGraph(hp: HParams, weights: ModelWeights): Graph {
     x = g.add(`${p}.ffn_residual`, x, down);
   }
 
-  x = g.outputRows('result_rows', x); // (outputs, dim)
   const normed = g.rmsNorm('result_norm', x, vector('output_norm.weight', dim), eps); // (outputs, dim)
   const output = weights.optional('output.weight', [dim, vocabSize]); // absent: tied to the embeddings
   const logits = g.mulMat('result_output', output ? constant(output) : embeddings, normed); // (outputs, vocab)

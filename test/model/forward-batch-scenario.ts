@@ -93,6 +93,21 @@ export async function mixedStepMatchesSolo(batched: CompiledGraph, solo: Compile
     await solo.forward(ints([after[j]!]), ints([afterPos[j]!]), s, false, row);
     expectRow(out2.subarray(j * w, (j + 1) * w), row, `slot ${s} after the step`);
   }
+
+  // A prompt chunk that wants no output still fills every layer's cache (the last block's rows past
+  // its attention are then none at all): slot 4 takes three tokens that way, then one more whose
+  // output matches the solo graph's, which took the three as an ordinary prompt.
+  const chunk = seq(3, 80, vocab);
+  const chunkPos = chunk.map((_, i) => fresh.length + 1 + i);
+  const last = seq(1, 90, vocab);
+  const lastPos = [fresh.length + 1 + chunk.length];
+  const out3 = new Float32Array(w);
+  await batched.forwardBatch({ tokens: ints(chunk), positions: ints(chunkPos), slots: ints([4, 4, 4]), outputs: ints([]) }, out3);
+  await batched.forwardBatch({ tokens: ints(last), positions: ints(lastPos), slots: ints([4]), outputs: ints([0]) }, out3);
+  const row = new Float32Array(w);
+  await solo.forward(ints(chunk), ints(chunkPos), 4, false, row);
+  await solo.forward(ints(last), ints(lastPos), 4, false, row);
+  expectRow(out3, row, 'slot 4 after a chunk without outputs');
 }
 
 /** Rows of one slot split apart, unknown slots, unordered or out-of-range outputs, mismatched lengths, bad positions and tokens, a short output buffer (graphs of SCENARIO_SLOTS slots). */
