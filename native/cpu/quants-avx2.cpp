@@ -109,70 +109,60 @@ inline __m256i pickWords(int a, int b) {
                           b0, b1, b0, b1);
 }
 
-// R rows x T tokens of Q4_K or Q5_K x Q8_K, each entry with the bits of dotScaleMinK<Block,
-// kFifthBit>: a block's scales, mins and values (Q5_K's fifth bits included) are unpacked once per
-// row for the T tokens (a third of the work of a row's dot), and each (row, token) pair then does
-// the same integer sums and the same FMAs, the mins term in each type's own way.
-template <typename Block, bool kFifthBit, int R, int T>
-void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
+// One row x T tokens of Q4_K or Q5_K x Q8_K, each entry with the bits of dotScaleMinK<Block,
+// kFifthBit>: a block's scales, mins and values (Q5_K's fifth bits included) are unpacked once for
+// the T tokens (a third of the work of a row's dot), and each token then does the same integer sums
+// and the same FMAs, the mins term in each type's own way. Decode (T = 1) reads the row as the
+// thread's one weight stream (see rowTiles), each block asked for kRowStreamAheadBytes ahead.
+template <typename Block, bool kFifthBit, int T>
+void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i bit4 = _mm256_set1_epi8(0x10);
-  __m256 acc[R][T];
-  __m128 accMins[R][T];
-  float summs[R][T];
-  for (int r = 0; r < R; r++)
-    for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps(), accMins[r][t] = _mm_setzero_ps(), summs[r][t] = 0.0f;
+  __m256 acc[T];
+  __m128 accMins[T];
+  float summs[T];
+  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps(), accMins[t] = _mm_setzero_ps(), summs[t] = 0.0f;
   for (int64_t b = 0; b < n / QK_K; b++) {
-    const Block* xb[R];
+    const Block* xb = reinterpret_cast<const Block*>(x) + b;
     const BlockQ8_K* yb[T];
-    for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const Block*>(x + r * xStride) + b;
     for (int t = 0; t < T; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
-    alignas(16) uint8_t sm[R][16];
+    if (T == 1)
+      for (int l = 0; l < (int)(sizeof(Block) + 63) / 64; l++)
+        _mm_prefetch(reinterpret_cast<const char*>(xb) + kRowStreamAheadBytes + 64 * l, _MM_HINT_T0);
+    alignas(16) uint8_t sm[16];
     // The 8 scales as int16 in both 128-bit lanes: each sub-block's is then one byte shuffle (a
     // broadcast of a 16-bit element compiled to an align and a broadcast per sub-block).
-    __m256i sc16[R];
-    for (int r = 0; r < R; r++) {
-      if (T == 1)  // one row: kRowStreamAheadBytes ahead in its stream; several: where the next R rows need it
-        for (int l = 0; l < (int)(sizeof(Block) + 63) / 64; l++)
-          _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + (R == 1 ? kRowStreamAheadBytes : R * xStride) + 64 * l, _MM_HINT_T0);
-      const __m128i packed = scalesMinsK4(xb[r]->scales);
-      _mm_store_si128(reinterpret_cast<__m128i*>(sm[r]), packed);
-      sc16[r] = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(packed));
-      const float dmin = fp16(xb[r]->dmin);
-      for (int t = 0; t < T; t++) {
-        if constexpr (kFifthBit) summs[r][t] = fmaSingle(-yb[t]->d * dmin, (float)minsSum(sm[r], *yb[t]), summs[r][t]);
-        else accMins[r][t] = minsTerm(sm[r], *yb[t], -yb[t]->d * dmin, accMins[r][t]);
-      }
+    const __m128i packed = scalesMinsK4(xb->scales);
+    _mm_store_si128(reinterpret_cast<__m128i*>(sm), packed);
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(packed));
+    const float dmin = fp16(xb->dmin);
+    for (int t = 0; t < T; t++) {
+      if constexpr (kFifthBit) summs[t] = fmaSingle(-yb[t]->d * dmin, (float)minsSum(sm, *yb[t]), summs[t]);
+      else accMins[t] = minsTerm(sm, *yb[t], -yb[t]->d * dmin, accMins[t]);
     }
-    __m256i sumi[R][T];
-    for (int r = 0; r < R; r++)
-      for (int t = 0; t < T; t++) sumi[r][t] = _mm256_setzero_si256();
+    __m256i sumi[T];
+    for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
     for (int g = 0; g < QK_K / 64; g++) {
-      for (int r = 0; r < R; r++) {
-        const __m256i bits = load32(xb[r]->qs + 32 * g);
-        __m256i vLo = _mm256_and_si256(bits, low4);
-        __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
-        if constexpr (kFifthBit) {
-          const __m256i qh = load32(xb[r]->qh);
-          vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
-          vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
-        }
-        const __m256i scLo = _mm256_shuffle_epi8(sc16[r], pickWords(2 * g, 2 * g));
-        const __m256i scHi = _mm256_shuffle_epi8(sc16[r], pickWords(2 * g + 1, 2 * g + 1));
-        for (int t = 0; t < T; t++) {
-          const int8_t* q8 = yb[t]->qs + 64 * g;
-          sumi[r][t] = _mm256_add_epi32(sumi[r][t], _mm256_madd_epi16(_mm256_maddubs_epi16(vLo, load32(q8)), scLo));
-          sumi[r][t] = _mm256_add_epi32(sumi[r][t], _mm256_madd_epi16(_mm256_maddubs_epi16(vHi, load32(q8 + 32)), scHi));
-        }
+      const __m256i bits = load32(xb->qs + 32 * g);
+      __m256i vLo = _mm256_and_si256(bits, low4);
+      __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+      if constexpr (kFifthBit) {
+        const __m256i qh = load32(xb->qh);
+        vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
+        vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
+      }
+      const __m256i scLo = _mm256_shuffle_epi8(sc16, pickWords(2 * g, 2 * g));
+      const __m256i scHi = _mm256_shuffle_epi8(sc16, pickWords(2 * g + 1, 2 * g + 1));
+      for (int t = 0; t < T; t++) {
+        const int8_t* q8 = yb[t]->qs + 64 * g;
+        sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(vLo, load32(q8)), scLo));
+        sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(vHi, load32(q8 + 32)), scHi));
       }
     }
-    for (int r = 0; r < R; r++) {
-      const float dx = fp16(xb[r]->d);
-      for (int t = 0; t < T; t++) acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(yb[t]->d * dx), _mm256_cvtepi32_ps(sumi[r][t]), acc[r][t]);
-    }
+    const float dx = fp16(xb->d);
+    for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(yb[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
   }
-  for (int r = 0; r < R; r++)
-    for (int t = 0; t < T; t++) s[t * ldS + r] = kFifthBit ? hsum(acc[r][t]) + summs[r][t] : hsum(acc[r][t]) + hsum(accMins[r][t]);
+  for (int t = 0; t < T; t++) s[t * ldS] = kFifthBit ? hsum(acc[t]) + summs[t] : hsum(acc[t]) + hsum(accMins[t]);
 }
 
 // Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off as 32 * y per pair.
@@ -328,16 +318,19 @@ void rowTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const vo
   }
 }
 
+// One row at a time (rowTiles<..., 1> builds no other R).
 template <int R, int T>
 struct Q4KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
-    scaleMinKTile<BlockQ4_K, false, R, T>(n, s, ldS, x, xStride, y, yStride);
+  static_assert(R == 1, "Q4_K tiles take one row");
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t, const char* y, size_t yStride) {
+    scaleMinKTile<BlockQ4_K, false, T>(n, s, ldS, x, y, yStride);
   }
 };
 template <int R, int T>
 struct Q5KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
-    scaleMinKTile<BlockQ5_K, true, R, T>(n, s, ldS, x, xStride, y, yStride);
+  static_assert(R == 1, "Q5_K tiles take one row");
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t, const char* y, size_t yStride) {
+    scaleMinKTile<BlockQ5_K, true, T>(n, s, ldS, x, y, yStride);
   }
 };
 template <int R, int T>
