@@ -108,7 +108,7 @@ void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8Bl
   for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
     const BlockQ4_0x8& xb = x[b];
-    if (Stream) prefetchLines<sizeof(BlockQ4_0x8)>(&xb, kPackedPrefetchBytes);
+    if (Stream) simd::prefetchLines<sizeof(BlockQ4_0x8)>(&xb, kPackedPrefetchBytes);
     __m256i p[T];
     for (int t = 0; t < T; t++) p[t] = _mm256_setzero_si256();
     for (int c = 0; c < 4; c++) {

@@ -103,9 +103,7 @@ inline void addFifthBits(__m512i qh, int g, __m512i* lo, __m512i* hi) {
 template <typename Block, int R, bool Stream>
 inline void prefetchNextRows(const Block* const* xb, size_t xStride) {
   if (!Stream) return;
-  for (int r = 0; r < R; r++)
-    for (size_t l = 0; l < (sizeof(Block) + 63) / 64; l++)
-      _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
+  for (int r = 0; r < R; r++) prefetchLines<sizeof(Block)>(xb[r], R * xStride);
 }
 
 // The first nReal of a tile's T results of row r: s[t * ldS] for token t.
@@ -307,8 +305,7 @@ float scaleMinKRow(int64_t nb, const Block* x, const BlockQ8_K* y, const DecodeY
   __m128 accMins = _mm_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
     const Block& xb = x[b];
-    for (size_t l = 0; l < (sizeof(Block) + 63) / 64; l++)
-      _mm_prefetch(reinterpret_cast<const char*>(&xb) + kRowStreamAheadBytes + 64 * l, _MM_HINT_T0);
+    prefetchLines<sizeof(Block)>(&xb, kRowStreamAheadBytes);
     // yd * [d, dmin]: the products the row dot forms in scalars.
     uint32_t bits;
     __builtin_memcpy(&bits, &xb.d, sizeof bits);
@@ -379,7 +376,7 @@ void q6KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K
     const BlockQ6_K* xb[R];
     for (int r = 0; r < R; r++) {
       xb[r] = reinterpret_cast<const BlockQ6_K*>(x + r * xStride) + b;
-      for (int l = 0; l < 4; l++) _mm_prefetch(reinterpret_cast<const char*>(xb[r]) + R * xStride + 64 * l, _MM_HINT_T0);
+      prefetchLines<sizeof(BlockQ6_K)>(xb[r], R * xStride);
     }
     __m512i scales[R];
     for (int r = 0; r < R; r++)

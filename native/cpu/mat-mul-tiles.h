@@ -23,15 +23,6 @@ constexpr int kPrefetchBytes = 512;
 // Packed Q4_0 is one stream per group of 8 rows; there a farther distance pays (9.4 -> 11.7 GB/s).
 constexpr int kPackedPrefetchBytes = 4096;
 
-// Asks for every cache line of the `Size` bytes at p + ahead. A walk over blocks of `Size` bytes
-// that calls this per block asks for each line of its stream: a single prefetch per 144-byte packed
-// Q4_0 block skipped about every other line, which then came late (decode 2048 -> 5632, 2 threads:
-// 22.1-22.6 -> 25.4-26.2 GB/s).
-template <int Size>
-inline void prefetchLines(const void* p, int ahead) {
-  for (int l = 0; l < Size; l += 64) _mm_prefetch(static_cast<const char*>(p) + ahead + l, _MM_HINT_T0);
-}
-
 struct TileArgs {
   int64_t n;
   float* s;

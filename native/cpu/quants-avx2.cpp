@@ -126,9 +126,7 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, const char* 
     const Block* xb = reinterpret_cast<const Block*>(x) + b;
     const BlockQ8_K* yb[T];
     for (int t = 0; t < T; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + t * yStride) + b;
-    if (T == 1)
-      for (int l = 0; l < (int)(sizeof(Block) + 63) / 64; l++)
-        _mm_prefetch(reinterpret_cast<const char*>(xb) + kRowStreamAheadBytes + 64 * l, _MM_HINT_T0);
+    if (T == 1) prefetchLines<sizeof(Block)>(xb, kRowStreamAheadBytes);
     alignas(16) uint8_t sm[16];
     // The 8 scales as int16 in both 128-bit lanes: each sub-block's is then one byte shuffle (a
     // broadcast of a 16-bit element compiled to an align and a broadcast per sub-block).
@@ -182,8 +180,7 @@ void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, size_t xStride, c
     for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const BlockQ8_K*>(vy + t * yStride) + b;
     for (int r = 0; r < R; r++) {
       const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(vx + r * xStride)[b];
-      if (T == 1)
-        for (int l = 0; l < 4; l++) _mm_prefetch(reinterpret_cast<const char*>(&x) + R * xStride + 64 * l, _MM_HINT_T0);
+      if (T == 1) prefetchLines<sizeof(BlockQ6_K)>(&x, R * xStride);
       // The 16 scales as int16; per half, its 8 in both 128-bit lanes, from which one byte shuffle
       // per group gives sub-block j's scale in the low lane and j + 1's in the high (from the bytes
       // it took a sign extension, a move and a broadcast per scale and an insert per group).

@@ -7,6 +7,7 @@
 #endif
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "../common/quant-blocks.h"
@@ -22,6 +23,15 @@ namespace simd {
 // (R rows ahead): there the hardware prefetcher does not follow the short, interleaved streams
 // (AVX-512 Q6_K decode of 4 rows without it 43 -> 29 tok/s).
 constexpr int kRowStreamAheadBytes = 8192;
+
+// Asks for every cache line of the `Size` bytes at p + ahead. A walk over blocks of `Size` bytes
+// that calls this per block asks for each line of its stream: a single prefetch per 144-byte packed
+// Q4_0 block skipped about every other line, which then came late (decode 2048 -> 5632, 2 threads:
+// 22.1-22.6 -> 25.4-26.2 GB/s).
+template <size_t Size>
+static inline void prefetchLines(const void* p, size_t ahead) {
+  for (size_t l = 0; l < Size; l += 64) _mm_prefetch(static_cast<const char*>(p) + ahead + l, _MM_HINT_T0);
+}
 
 // Sum of 8 floats in ggml's order (hsum_float_8): low half plus high half, then pairs.
 static inline float hsum(__m256 v) {
