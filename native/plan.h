@@ -79,12 +79,17 @@ class Plan {
  private:
   void allocate();
   void packWeightsOnce();
+  void findSharedProducts();
+  MulMatProduct product(const PlanNode& node);
   float* act(int id) { return buffers_[tensors_[id].buffer].data(); }
   const float* constF32(int id) const;
   KvView kvView(int slot, int layer);
 
   std::vector<PlanTensor> tensors_;
   std::vector<PlanNode> nodes_;
+  // Per node: for the first of consecutive products of one activation (q/k/v, gate/up), how many
+  // run together (mulMatShared); 1 for any other product.
+  std::vector<int> sharedProducts_;
   int output_;
   PlanOptions options_;
   ThreadPool pool_;

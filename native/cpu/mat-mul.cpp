@@ -73,24 +73,40 @@ void unpackQ8_0(const BlockQ8_0x8* groups, int64_t nb, int64_t g0, int64_t g1, B
   }
 }
 
-// Everything the workers read, behind one reference so that ThreadPool's std::function holds a
-// small closure and does not allocate.
+// How a product's chunks run: against the file's layout, packed Q4_0, packed Q8_0 one token at a
+// time, or packed Q8_0 unpacked per row chunk for several tokens.
+enum class JobKind { Plain, PackedQ4_0, PackedQ8_0, UnpackedQ8_0 };
+
+// Everything the workers read for one product, behind one reference so that ThreadPool's
+// std::function holds a small closure and does not allocate.
 struct MulMatJob {
-  const TypeTraits& w;
-  const TypeTraits& act;
-  const char* weights;
-  int64_t rows, cols, nTokens;
-  const float* x;
-  float* y;
-  char* scratch;
-  size_t weightRowBytes, actRowBytes;
-  Split split;
+  JobKind kind = JobKind::Plain;
+  const TypeTraits* w = nullptr;
+  const TypeTraits* act = nullptr;
+  const char* weights = nullptr;
+  int64_t rows = 0, cols = 0, nTokens = 0;
+  const float* x = nullptr;
+  float* y = nullptr;
+  char* scratch = nullptr;
+  size_t weightRowBytes = 0, actRowBytes = 0;
+  Split split{};
   // Packed weights. Q4_0: after the Q8_0 rows in scratch, each block's sums. Q8_0 against several
   // tokens: after them, each thread's unpacked rows, `unpackedStride` bytes apart.
   const PackedWeights* packed = nullptr;
   Q8BlockSums* sums = nullptr;
   char* unpacked = nullptr;
   size_t unpackedStride = 0;
+
+  int64_t chunks() const { return kind == JobKind::UnpackedQ8_0 ? split.rowChunks : split.chunks(); }
+
+  void run(int64_t c, int ith) {
+    switch (kind) {
+      case JobKind::Plain: multiply(c); break;
+      case JobKind::PackedQ4_0: multiplyPacked(c); break;
+      case JobKind::PackedQ8_0: multiplyPackedQ8_0(c); break;
+      case JobKind::UnpackedQ8_0: multiplyUnpackedQ8_0(c, ith); break;
+    }
+  }
 
   // Converts the activations in parallel chunks of blocks (one token's row may be split).
   void convert(ThreadPool& pool) {
@@ -101,13 +117,13 @@ struct MulMatJob {
 
   // Part ith of nth of the tokens' blocks.
   void convertPart(int64_t ith, int64_t nth) {
-    const int64_t perRow = cols / act.blockSize;
+    const int64_t perRow = cols / act->blockSize;
     const int64_t total = perRow * nTokens;
     for (int64_t b = total * ith / nth, end = total * (ith + 1) / nth; b < end;) {
       const int64_t t = b / perRow, first = b % perRow;
       const int64_t count = std::min(end - b, perRow - first);
-      act.fromFloat(x + t * cols + first * act.blockSize, scratch + t * actRowBytes + first * act.typeSize,
-                    count * act.blockSize);
+      act->fromFloat(x + t * cols + first * act->blockSize, scratch + t * actRowBytes + first * act->typeSize,
+                     count * act->blockSize);
       if (sums) blockSums(t, first, count);
       b += count;
     }
@@ -147,24 +163,24 @@ struct MulMatJob {
     unpackQ8_0(reinterpret_cast<const BlockQ8_0x8*>(packed->data), cols / QK8_0, r0 / 8, r1 / 8, reinterpret_cast<BlockQ8_0*>(mine));
     for (int64_t t0 = 0; t0 < nTokens; t0 += kTokenChunk) {
       const int64_t t1 = std::min(nTokens, t0 + kTokenChunk);
-      w.vecDotMany(cols, r1 - r0, t1 - t0, y + t0 * rows + r0, rows, mine, weightRowBytes, scratch + t0 * actRowBytes, actRowBytes);
+      w->vecDotMany(cols, r1 - r0, t1 - t0, y + t0 * rows + r0, rows, mine, weightRowBytes, scratch + t0 * actRowBytes, actRowBytes);
     }
   }
 
   void multiply(int64_t c) {
-    const char* xs = act.type == GgmlType::F32 ? reinterpret_cast<const char*>(x) : scratch;
+    const char* xs = act->type == GgmlType::F32 ? reinterpret_cast<const char*>(x) : scratch;
     const int64_t r0 = split.rowBegin(c), r1 = split.rowEnd(c);
     const int64_t tBegin = split.tokenBegin(c), tEnd = split.tokenEnd(c);
-    if (w.vecDotMany) {
-      w.vecDotMany(cols, r1 - r0, tEnd - tBegin, y + tBegin * rows + r0, rows, weights + r0 * weightRowBytes, weightRowBytes,
-                   xs + tBegin * actRowBytes, actRowBytes);
+    if (w->vecDotMany) {
+      w->vecDotMany(cols, r1 - r0, tEnd - tBegin, y + tBegin * rows + r0, rows, weights + r0 * weightRowBytes, weightRowBytes,
+                    xs + tBegin * actRowBytes, actRowBytes);
       return;
     }
     for (int64_t t0 = tBegin; t0 < tEnd; t0 += kTokensPerRow) {
       const int64_t t1 = std::min(tEnd, t0 + kTokensPerRow);
       for (int64_t r = r0; r < r1; r++) {
         const char* row = weights + r * weightRowBytes;
-        for (int64_t t = t0; t < t1; t++) w.vecDot(cols, y + t * rows + r, row, xs + t * actRowBytes);
+        for (int64_t t = t0; t < t1; t++) w->vecDot(cols, y + t * rows + r, row, xs + t * actRowBytes);
       }
     }
   }
@@ -277,8 +293,8 @@ PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows
 namespace {
 
 // The Q8_0 rows, then (aligned) their blocks' sums (Q4_0) or each thread's unpacked rows (Q8_0).
-size_t packedSumsOffset(const PackedWeights& w, int64_t nTokens) {
-  return (rowBytes(GgmlType::Q8_0, w.cols) * (size_t)nTokens + 63) / 64 * 64;
+size_t packedSumsOffset(int64_t cols, int64_t nTokens) {
+  return (rowBytes(GgmlType::Q8_0, cols) * (size_t)nTokens + 63) / 64 * 64;
 }
 
 // Packed Q8_0 against several tokens: row chunks of whole groups, each unpacked once by the thread
@@ -299,30 +315,60 @@ int64_t unpackRows(const Split& split) {
   return (units + split.rowChunks - 1) / split.rowChunks * split.multiple;
 }
 
-void mulMatPackedQ8_0(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, char* scratch) {
-  const TypeTraits& q8 = *typeTraits(GgmlType::Q8_0);
-  const size_t rb = rowBytes(w.type, w.cols);
-  const Split split = nTokens == 1 ? splitWork(rb, w.rows, pool.size(), 8, 1) : unpackSplit(w, pool.size());
-  MulMatJob job{q8, q8, nullptr, w.rows, w.cols, nTokens, x, y, scratch, rb, rb, split};
-  job.packed = &w;
-  job.convert(pool);
-  if (nTokens == 1) {
-    pool.parallelFor(split.chunks(), [&job](int64_t c, int) { job.multiplyPackedQ8_0(c); });
-    return;
+size_t unpackedStride(const PackedWeights& w, const Split& split) {
+  return (rowBytes(w.type, w.cols) * (size_t)unpackRows(split) + 63) / 64 * 64;
+}
+
+// One product's job: its kind, its chunks, and where in scratch its activations (and their sums,
+// or its unpacked rows) go.
+MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t nTokens, int threads, char* scratch) {
+  MulMatJob job;
+  job.rows = p.rows;
+  job.cols = cols;
+  job.nTokens = nTokens;
+  job.x = x;
+  job.y = p.y;
+  job.scratch = scratch;
+  if (const PackedWeights* w = p.packed) {
+    const TypeTraits& q8 = *typeTraits(GgmlType::Q8_0);
+    job.packed = w;
+    job.act = &q8;
+    job.actRowBytes = rowBytes(GgmlType::Q8_0, cols);
+    if (w->type == GgmlType::Q8_0) {
+      job.w = &q8;
+      job.weightRowBytes = job.actRowBytes;
+      if (nTokens == 1) {
+        job.kind = JobKind::PackedQ8_0;
+        job.split = splitWork(job.weightRowBytes, w->rows, threads, 8, 1);
+      } else {
+        job.kind = JobKind::UnpackedQ8_0;
+        job.split = unpackSplit(*w, threads);
+        job.unpacked = scratch + packedSumsOffset(cols, nTokens);
+        job.unpackedStride = unpackedStride(*w, job.split);
+      }
+    } else {
+      // The AVX-512 tiles take two groups of 8 rows at a time: chunks of whole pairs.
+      job.kind = JobKind::PackedQ4_0;
+      job.w = typeTraits(w->type);
+      job.split = splitWork(rowBytes(w->type, cols), w->rows, threads, w->groupRows, nTokens);
+      job.sums = reinterpret_cast<Q8BlockSums*>(scratch + packedSumsOffset(cols, nTokens));
+    }
+    return job;
   }
-  job.unpacked = scratch + packedSumsOffset(w, nTokens);
-  job.unpackedStride = (rb * (size_t)unpackRows(split) + 63) / 64 * 64;
-  pool.parallelFor(split.rowChunks, [&job](int64_t c, int ith) { job.multiplyUnpackedQ8_0(c, ith); });
+  job.w = p.w;
+  job.act = typeTraits(p.w->vecDotType);
+  job.weights = static_cast<const char*>(p.weights);
+  job.weightRowBytes = rowBytes(p.w->type, cols);
+  job.actRowBytes = rowBytes(job.act->type, cols);
+  job.split = splitWork(job.weightRowBytes, p.rows, threads, 1, nTokens);
+  return job;
 }
 
 }  // namespace
 
 size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens, int threads) {
-  if (w.type == GgmlType::Q8_0) {
-    const size_t rb = rowBytes(w.type, w.cols);
-    return packedSumsOffset(w, nTokens) + (rb * (size_t)unpackRows(unpackSplit(w, threads)) + 63) / 64 * 64 * (size_t)threads;
-  }
-  return packedSumsOffset(w, nTokens) + (size_t)(w.cols / QK8_0) * sizeof(Q8BlockSums) * (size_t)nTokens;
+  if (w.type == GgmlType::Q8_0) return packedSumsOffset(w.cols, nTokens) + unpackedStride(w, unpackSplit(w, threads)) * (size_t)threads;
+  return packedSumsOffset(w.cols, nTokens) + (size_t)(w.cols / QK8_0) * sizeof(Q8BlockSums) * (size_t)nTokens;
 }
 
 bool packedRowsReadable(GgmlType type) { return type == GgmlType::Q8_0; }
@@ -338,40 +384,53 @@ void packedRowToFloat(const PackedWeights& w, int64_t row, float* out) {
   }
 }
 
-void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch) {
-  if (w.type == GgmlType::Q8_0) return mulMatPackedQ8_0(w, x, nTokens, y, pool, static_cast<char*>(scratch));
-  const TypeTraits& q4 = *typeTraits(w.type);
-  const TypeTraits& act = *typeTraits(GgmlType::Q8_0);
-  const size_t actRowBytes = rowBytes(act.type, w.cols);
-  // The AVX-512 tiles take two groups of 8 rows at a time: chunks of whole pairs.
-  const Split split = splitWork(rowBytes(w.type, w.cols), w.rows, pool.size(), w.groupRows, nTokens);
+// The products' activations are converted once (with the block sums if a packed Q4_0 product needs
+// them) and every product's chunks go to one parallel loop, the products in order. Products that
+// cannot share (other activation types, or packed Q4_0's sums beside unpacked Q8_0 rows in the
+// same part of scratch) run one after another. Each product's rows get the kernels' own bits.
+void mulMatShared(const MulMatProduct* products, int count, int64_t cols, const float* x, int64_t nTokens, ThreadPool& pool,
+                  void* scratch) {
   char* s = static_cast<char*>(scratch);
-  MulMatJob job{q4, act, nullptr, w.rows, w.cols, nTokens, x, y, s, 0, actRowBytes, split};
-  job.packed = &w;
-  job.sums = reinterpret_cast<Q8BlockSums*>(s + packedSumsOffset(w, nTokens));
-  job.convert(pool);
-  pool.parallelFor(split.chunks(), [&job](int64_t c, int) { job.multiplyPacked(c); });
+  MulMatJob jobs[kMaxSharedProducts];
+  bool share = count <= kMaxSharedProducts;
+  Q8BlockSums* sums = nullptr;
+  size_t stride = 0;
+  for (int i = 0; share && i < count; i++) {
+    jobs[i] = makeJob(products[i], cols, x, nTokens, pool.size(), s);
+    if (jobs[i].act != jobs[0].act) share = false;
+    if (jobs[i].sums) sums = jobs[i].sums;
+    stride = std::max(stride, jobs[i].unpackedStride);
+  }
+  if (sums && stride) share = false;
+  if (!share) {
+    for (int i = 0; i < count; i++) mulMatShared(products + i, 1, cols, x, nTokens, pool, scratch);
+    return;
+  }
+  // Threads take chunks of different products: each thread's unpacked rows at the largest stride.
+  int64_t firstChunk[kMaxSharedProducts + 1] = {0};
+  for (int i = 0; i < count; i++) {
+    if (jobs[i].unpacked) jobs[i].unpackedStride = stride;
+    firstChunk[i + 1] = firstChunk[i] + jobs[i].chunks();
+  }
+  MulMatJob converter = jobs[0];
+  converter.sums = sums;
+  if (converter.act->type != GgmlType::F32) converter.convert(pool);
+  pool.parallelFor(firstChunk[count], [&jobs, &firstChunk](int64_t c, int ith) {
+    int i = 0;
+    while (c >= firstChunk[i + 1]) i++;
+    jobs[i].run(c - firstChunk[i], ith);
+  });
+}
+
+void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch) {
+  const MulMatProduct p{nullptr, nullptr, &w, w.rows, y};
+  mulMatShared(&p, 1, w.cols, x, nTokens, pool, scratch);
 }
 
 void mulMat(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, const float* x,
             int64_t nTokens, float* y, ThreadPool& pool, void* scratch) {
-  const TypeTraits& act = *typeTraits(w.vecDotType);
-  const size_t weightRowBytes = rowBytes(w.type, cols);
-  const Split split = splitWork(weightRowBytes, rows, pool.size(), 1, nTokens);
-  MulMatJob job{w,
-                act,
-                static_cast<const char*>(weights),
-                rows,
-                cols,
-                nTokens,
-                x,
-                y,
-                static_cast<char*>(scratch),
-                weightRowBytes,
-                rowBytes(act.type, cols),
-                split};
-  if (act.type != GgmlType::F32) job.convert(pool);
-  pool.parallelFor(split.chunks(), [&job](int64_t c, int) { job.multiply(c); });
+  const MulMatProduct p{&w, weights, nullptr, rows, y};
+  mulMatShared(&p, 1, cols, x, nTokens, pool, scratch);
 }
 
 }  // namespace kiln

@@ -99,4 +99,23 @@ void packedRowToFloat(const PackedWeights& w, int64_t row, float* out);
 // mulMat against packed weights; scratch: mulMatPackedScratchBytes bytes.
 void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch);
 
+// One of several products of the same activations: W (rows, cols) of type w at `weights` in its
+// GGML block layout, or `packed` (then w and weights are unused).
+struct MulMatProduct {
+  const TypeTraits* w = nullptr;
+  const void* weights = nullptr;
+  const PackedWeights* packed = nullptr;
+  int64_t rows = 0;
+  float* y = nullptr;  // (nTokens, rows)
+};
+
+// y_i = x (nTokens, cols) * W_i^T for `count` products of one x: a layer's q/k/v projections, or
+// its gate and up. x is converted once, and the products' chunks run in one parallel loop: one
+// hand-off and one wait instead of one per product, and the small K and V products stream on
+// with Q's. Each y_i has the bits mulMat (or mulMatPacked) gives it. scratch: the most that any one
+// product needs (mulMatScratchBytes, mulMatPackedScratchBytes). More than kMaxSharedProducts run in turn.
+constexpr int kMaxSharedProducts = 4;
+void mulMatShared(const MulMatProduct* products, int count, int64_t cols, const float* x, int64_t nTokens, ThreadPool& pool,
+                  void* scratch);
+
 }  // namespace kiln
