@@ -114,3 +114,58 @@ describe('a plan built at one level and run at another', () => {
     }
   });
 });
+
+describe('products of one activation in a row', () => {
+  // A layer's q/k/v (and gate/up) read one activation: the plan converts it once and runs the
+  // products' chunks in one parallel loop. Each product must keep the bits it has on its own, which a
+  // second graph gives by putting a product of another activation between them. The products' outputs
+  // are brought to one width by F32 products and summed, so a product computed wrong, late or not
+  // at all changes the result.
+  const cols = 512;
+  const cases: { label: string; products: { type: GgmlType; rows: number; bias?: boolean }[] }[] = [
+    { label: 'K-quants sharing Q8_K activations', products: [{ type: GgmlType.Q4_K, rows: 64 }, { type: GgmlType.Q6_K, rows: 16 }, { type: GgmlType.Q4_K, rows: 16 }] },
+    { label: 'packed Q4_0 beside Q8_0', products: [{ type: GgmlType.Q4_0, rows: 64 }, { type: GgmlType.Q8_0, rows: 16 }, { type: GgmlType.Q4_0, rows: 24 }] },
+    { label: 'Q8_0 with biases (Qwen2)', products: [{ type: GgmlType.Q8_0, rows: 64, bias: true }, { type: GgmlType.Q8_0, rows: 16, bias: true }, { type: GgmlType.Q8_0, rows: 16, bias: true }] },
+    { label: 'activation types that differ (F16, Q8_0, F32)', products: [{ type: GgmlType.F16, rows: 64 }, { type: GgmlType.Q8_0, rows: 32 }, { type: GgmlType.F32, rows: 8 }] },
+    { label: 'gate and up', products: [{ type: GgmlType.Q4_K, rows: 96 }, { type: GgmlType.Q4_K, rows: 96 }] },
+  ];
+  for (const c of cases) {
+    it(c.label, async () => {
+      const r = prng(4242);
+      const width = 64;
+      const weights = c.products.map((p) => quantize(p.type, gaussians(r, p.rows * cols)));
+      const biases = c.products.map((p) => gaussians(r, p.rows));
+      const widen = c.products.map((p) => gaussians(r, width * p.rows));
+      const other = gaussians(r, 37 * cols);
+      const run = async (level: 'avx2' | 'best', apart: boolean, x: Float32Array, nTokens: number) => {
+        native().setKernelLevel(level);
+        const g = new GraphBuilder();
+        const rows = g.getRows('x', g.constant('table', GgmlType.F32, cols, nTokens, data(x)), g.tokens());
+        const z = g.getRows('z', g.constant('other', GgmlType.F32, cols, nTokens, data(other.subarray(0, nTokens * cols))), g.tokens());
+        const outs = c.products.map((p, i) => {
+          if (apart && i > 0) g.mulMat(`apart${i}`, g.constant(`o${i}`, GgmlType.F32, cols, 8, data(other.subarray(0, 8 * cols))), z);
+          const bias = p.bias ? g.constant(`b${i}`, GgmlType.F32, p.rows, 1, data(biases[i]!)) : undefined;
+          return g.mulMat(`p${i}`, g.constant(`w${i}`, p.type, cols, p.rows, data(weights[i]!)), rows, bias);
+        });
+        const wide = outs.map((o, i) => g.mulMat(`wide${i}`, g.constant(`f${i}`, GgmlType.F32, c.products[i]!.rows, width, data(widen[i]!)), o));
+        const sum = wide.slice(1).reduce((acc, o, i) => g.add(`sum${i}`, acc, o), wide[0]!);
+        const plan = await new CpuBackend().compile(g.build(sum), { slots: 1, contextSize: 64, maxBatch: nTokens, kvCacheType: 'f32', threads: 2 });
+        try {
+          const y = new Float32Array(nTokens * width);
+          await plan.forward(Int32Array.from(range(nTokens)), Int32Array.from(range(nTokens)), 0, true, y);
+          return y;
+        } finally {
+          plan.dispose();
+        }
+      };
+      for (const nTokens of [1, 3, 37]) {
+        const x = gaussians(r, nTokens * cols);
+        for (const level of ['avx2', 'best'] as const) {
+          const together = await run(level, false, x, nTokens);
+          expect(together.some((v) => v !== 0), 'a result').toBe(true);
+          expect(together, `${level}, ${nTokens} tokens`).toEqual(await run(level, true, x, nTokens));
+        }
+      }
+    });
+  }
+});
