@@ -18,19 +18,28 @@ const data = (v: ArrayBufferView): WeightData => ({ buffer: v.buffer as ArrayBuf
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const SAME_BITS = new Set([GgmlType.Q8_0, GgmlType.Q4_0]);
 
+// Builds a 2-thread plan of g with `out` as its output and runs one step of nTokens rows (token ids
+// `ids`, every row's output): `width` floats per row. `beforeStep` runs between building and running
+// (a kernel level changed after packing).
+async function runGraph(g: GraphBuilder, out: number, nTokens: number, width: number, ids = Int32Array.from(range(nTokens)),
+                        beforeStep?: () => void): Promise<Float32Array> {
+  const plan = await new CpuBackend().compile(g.build(out), { slots: 1, contextSize: 64, maxBatch: nTokens, kvCacheType: 'f32', threads: 2 });
+  try {
+    beforeStep?.();
+    const y = new Float32Array(nTokens * width);
+    await plan.forward(ids, Int32Array.from(range(nTokens)), 0, true, y);
+    return y;
+  } finally {
+    plan.dispose();
+  }
+}
+
 async function product(level: 'generic' | 'avx2' | 'best', type: GgmlType, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number): Promise<Float32Array> {
   native().setKernelLevel(level);
   const g = new GraphBuilder();
   const table = g.constant('x', GgmlType.F32, cols, nTokens, data(x));
   const out = g.mulMat('y', g.constant('w', type, cols, rows, data(weights)), g.getRows('rows', table, g.tokens()));
-  const plan = await new CpuBackend().compile(g.build(out), { slots: 1, contextSize: 64, maxBatch: nTokens, kvCacheType: 'f32', threads: 2 });
-  try {
-    const y = new Float32Array(nTokens * rows);
-    await plan.forward(Int32Array.from(range(nTokens)), Int32Array.from(range(nTokens)), 0, true, y);
-    return y;
-  } finally {
-    plan.dispose();
-  }
+  return runGraph(g, out, nTokens, rows);
 }
 
 afterAll(() => native().setKernelLevel('best'));
@@ -71,14 +80,7 @@ describe('tied Q8_0 embeddings in a plan', () => {
       const g = new GraphBuilder();
       const embd = g.constant('embd', GgmlType.Q8_0, cols, vocab, data(table));
       const out = g.mulMat('logits', embd, g.getRows('x', embd, g.tokens()));
-      const plan = await new CpuBackend().compile(g.build(out), { slots: 1, contextSize: 64, maxBatch: nTokens, kvCacheType: 'f32', threads: 2 });
-      try {
-        const y = new Float32Array(nTokens * vocab);
-        await plan.forward(ids, Int32Array.from(range(nTokens)), 0, true, y);
-        return y;
-      } finally {
-        plan.dispose();
-      }
+      return runGraph(g, out, nTokens, vocab, ids);
     };
     const generic = await run('generic');
     // Row i of the output holds token i's embedding dotted with every row; its own row is its norm, > 0.
@@ -102,15 +104,8 @@ describe('a plan built at one level and run at another', () => {
       const g = new GraphBuilder();
       const table = g.constant('x', GgmlType.F32, cols, nTokens, data(x));
       const out = g.mulMat('y', g.constant('w', GgmlType.Q8_0, cols, rows, data(weights)), g.getRows('rows', table, g.tokens()));
-      const plan = await new CpuBackend().compile(g.build(out), { slots: 1, contextSize: 64, maxBatch: nTokens, kvCacheType: 'f32', threads: 2 });
-      try {
-        native().setKernelLevel('avx2');
-        const y = new Float32Array(nTokens * rows);
-        await plan.forward(Int32Array.from(range(nTokens)), Int32Array.from(range(nTokens)), 0, true, y);
-        expect(y, `${nTokens} tokens`).toEqual(generic);
-      } finally {
-        plan.dispose();
-      }
+      const y = await runGraph(g, out, nTokens, rows, undefined, () => native().setKernelLevel('avx2'));
+      expect(y, `${nTokens} tokens`).toEqual(generic);
     }
   });
 });
@@ -149,14 +144,7 @@ describe('products of one activation in a row', () => {
         });
         const wide = outs.map((o, i) => g.mulMat(`wide${i}`, g.constant(`f${i}`, GgmlType.F32, c.products[i]!.rows, width, data(widen[i]!)), o));
         const sum = wide.slice(1).reduce((acc, o, i) => g.add(`sum${i}`, acc, o), wide[0]!);
-        const plan = await new CpuBackend().compile(g.build(sum), { slots: 1, contextSize: 64, maxBatch: nTokens, kvCacheType: 'f32', threads: 2 });
-        try {
-          const y = new Float32Array(nTokens * width);
-          await plan.forward(Int32Array.from(range(nTokens)), Int32Array.from(range(nTokens)), 0, true, y);
-          return y;
-        } finally {
-          plan.dispose();
-        }
+        return runGraph(g, sum, nTokens, width);
       };
       for (const nTokens of [1, 3, 37]) {
         const x = gaussians(r, nTokens * cols);
