@@ -36,6 +36,7 @@ __m256 scores(const float* const* ql, const T* k, int64_t n, int64_t stride, int
   __m256 vmax = _mm256_set1_ps(-INFINITY);
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t count = n - j0 < kBlock ? n - j0 : kBlock;
+    if (j0 + kBlock < n) prefetchRows(k + (j0 + kBlock) * stride, n - j0 - kBlock < kBlock ? n - j0 - kBlock : kBlock, stride, headDim);
     int64_t ks = 0;
     const float* kf = widened(k + j0 * stride, count, stride, headDim, rows, &ks);
     for (int64_t jj = 0; jj < count; jj++) {
@@ -67,6 +68,7 @@ void values(const float* scores, int nq, const T* v, int64_t n, int64_t stride, 
   const int headDim = kHeadDim ? kHeadDim : headDimArg;
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
+    if (j1 < n) prefetchRows(v + j1 * stride, n - j1 < kBlock ? n - j1 : kBlock, stride, headDim);
     int64_t vs = 0;
     const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs) - j0 * vs;
     // As the AVX2 kernel: accumulator row m of every query takes the positions j = m (mod 8) in

@@ -34,6 +34,19 @@ static inline const float* widened(const fp16_t* src, int64_t count, int64_t str
   return buffer;
 }
 
+// Asks for the cache lines of rows [0, count) (stride apart, headDim values each) before they are
+// read: a decode step finds the cache in memory (the weights streamed since evicted it), and the
+// kernels' own loads come too few at a time to hide that.
+template <typename T>
+static inline void prefetchRows(const T* src, int64_t count, int64_t stride, int headDim) {
+  const int64_t bytes = (int64_t)headDim * (int64_t)sizeof(T);
+  for (int64_t j = 0; j < count; j++) {
+    const char* p = reinterpret_cast<const char*>(src + j * stride);
+    for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+    _mm_prefetch(p + bytes - 1, _MM_HINT_T0);
+  }
+}
+
 // Eight rows of accumulators summed lane by lane in hsum's order.
 static inline __m256 sumRows(const __m256* a) {
   return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a[0], a[4]), _mm256_add_ps(a[2], a[6])),
