@@ -38,9 +38,7 @@ using TileQ8_0Stream = Q8Tile<MaddubsSums, true>::Kernel<R, T>;
 // block. Each row's lanes and FMAs are those of vecDotQ8_0_avx2, so the bits are too. Rows gives
 // block b's 8 scales and each row's values (Q8_0FileRows, Q8_0PackedRows).
 template <typename Rows>
-void q8_0EightRows(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* y) {
-  __m256 acc[8];
-  for (int r = 0; r < 8; r++) acc[r] = _mm256_setzero_ps();
+inline void q8_0EightRowsBlocks(int64_t nb, __m256* acc, const Rows& rows, const BlockQ8_0* y) {
   for (int64_t b = 0; b < nb; b++) {
     const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(rows.scales(b)), _mm256_set1_ps(fp16(y[b].d)));
     const __m256i qy = load32(y[b].qs);
@@ -50,6 +48,13 @@ void q8_0EightRows(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* y) {
       acc[r] = _mm256_fmadd_ps(dr, _mm256_cvtepi32_ps(quadSumsI8(_mm256_sign_epi8(qx, qx), qx, qy)), acc[r]);
     }
   }
+}
+
+template <typename Rows>
+void q8_0EightRows(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* y) {
+  __m256 acc[8];
+  for (int r = 0; r < 8; r++) acc[r] = _mm256_setzero_ps();
+  q8_0EightRowsBlocks(nb, acc, rows, y);
   _mm256_storeu_ps(s, hsum8(acc));
 }
 
@@ -168,9 +173,19 @@ void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t 
   gemmQ4_0x8<MaddubsSums>(nb, nGroups, nt, s, ldS, x, y, sums);
 }
 
-// One token against groups of 8 packed Q8_0 rows.
-void gemvQ8_0x8_avx2(int64_t nb, int64_t nGroups, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y) {
-  for (int64_t g = 0; g < nGroups; g++) q8_0EightRows(nb, s + 8 * g, Q8_0PackedRows{x + g * nb}, y);
+// One token against groups of 8 packed Q8_0 rows, a segment at a time.
+void gemvQ8_0x8_avx2(int64_t nb, int64_t nGroups, float* acc, bool first, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y) {
+  for (int64_t g = 0; g < nGroups; g++) {
+    __m256 a[8];
+    float* ag = acc + 64 * g;
+    for (int r = 0; r < 8; r++) a[r] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(ag + 8 * r);
+    q8_0EightRowsBlocks(nb, a, Q8_0PackedRows{x + g * nb}, y);
+    if (s) {
+      _mm256_storeu_ps(s + 8 * g, hsum8(a));
+    } else {
+      for (int r = 0; r < 8; r++) _mm256_storeu_ps(ag + 8 * r, a[r]);
+    }
+  }
 }
 
 void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,

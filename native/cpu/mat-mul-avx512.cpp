@@ -310,10 +310,8 @@ inline __m512i rowPair(const Q8_0PackedRows& rows, int64_t b, int p) { return _m
 // where the AVX2 kernel spends two sign operations, maddubs and madd besides: decode then keeps
 // closer to the memory's pace. Rows: Q8_0FileRows or Q8_0PackedRows.
 template <typename Rows>
-void q8_0EightRowsVnni(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* y) {
+inline void q8_0EightRowsVnniBlocks(int64_t nb, __m512* acc, const Rows& rows, const BlockQ8_0* y) {
   const __m512i bias = _mm512_set1_epi8((char)0x80);
-  __m512 acc[4];
-  for (int p = 0; p < 4; p++) acc[p] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
     const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(rows.scales(b)), _mm256_set1_ps(fp16(y[b].d)));
     const __m512 d16 = _mm512_castps256_ps512(d);
@@ -328,18 +326,40 @@ void q8_0EightRowsVnni(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* 
       acc[p] = _mm512_fmadd_ps(dp, _mm512_cvtepi32_ps(sums), acc[p]);
     }
   }
+}
+
+// Each row's sum of its 8 lanes, as the AVX2 kernel's.
+inline void storeEightRows(const __m512* acc, float* s) {
   for (int p = 0; p < 4; p++) {
     s[2 * p] = hsum(_mm512_castps512_ps256(acc[p]));
     s[2 * p + 1] = hsum(high8(acc[p]));
   }
 }
 
+template <typename Rows>
+void q8_0EightRowsVnni(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* y) {
+  __m512 acc[4];
+  for (int p = 0; p < 4; p++) acc[p] = _mm512_setzero_ps();
+  q8_0EightRowsVnniBlocks(nb, acc, rows, y);
+  storeEightRows(acc, s);
+}
+
 }  // namespace
 
 // TinyLlama Q8_0 decode@0 on Zen 5 against the file layout's 8 streams, alternating: 43.2 -> 52.6
 // tok/s in a fast-memory minute (read 83 GB/s), 37.5 -> 39.7 in a slow one.
-void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y) {
-  for (int64_t g = 0; g < nGroups; g++) q8_0EightRowsVnni(nb, s + 8 * g, Q8_0PackedRows{x + g * nb}, y);
+void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* acc, bool first, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y) {
+  for (int64_t g = 0; g < nGroups; g++) {
+    __m512 a[4];
+    float* ag = acc + 64 * g;
+    for (int p = 0; p < 4; p++) a[p] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(ag + 16 * p);
+    q8_0EightRowsVnniBlocks(nb, a, Q8_0PackedRows{x + g * nb}, y);
+    if (s) {
+      storeEightRows(a, s + 8 * g);
+    } else {
+      for (int p = 0; p < 4; p++) _mm512_storeu_ps(ag + 16 * p, a[p]);
+    }
+  }
 }
 
 // Groups in pairs (BlockQ4_0x16) on 512-bit tiles; an odd last group (BlockQ4_0x8) on the shared

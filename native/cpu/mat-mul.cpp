@@ -65,11 +65,20 @@ inline void unpackBlock(const BlockQ8_0x8& p, int r, BlockQ8_0* out) {
 }
 
 // Groups [g0, g1) of packed Q8_0 back in the file's layout: row 8g + r at (8(g - g0) + r) * nb.
-void unpackQ8_0(const BlockQ8_0x8* groups, int64_t nb, int64_t g0, int64_t g1, BlockQ8_0* dst) {
-  for (int64_t g = g0; g < g1; g++) {
-    BlockQ8_0* rows = dst + 8 * (g - g0) * nb;
-    for (int64_t b = 0; b < nb; b++)
-      for (int r = 0; r < 8; r++) unpackBlock(groups[g * nb + b], r, rows + r * nb + b);
+// The records are read in their own order, segment by segment.
+void unpackQ8_0(const BlockQ8_0x8* groups, const PackedQ8_0Layout& layout, int64_t g0, int64_t g1, BlockQ8_0* dst) {
+  const int64_t nb = layout.nb;
+  for (int64_t sg = g0 / kQ8SuperGroup; sg * kQ8SuperGroup < g1; sg++) {
+    const int64_t first = std::max(g0, sg * kQ8SuperGroup), last = std::min(g1, sg * kQ8SuperGroup + layout.groupsIn(sg));
+    for (int64_t s = 0; s < layout.segments(); s++) {
+      const int64_t n = layout.segmentBlocks(s);
+      for (int64_t g = first; g < last; g++) {
+        const BlockQ8_0x8* src = groups + layout.segmentAt(sg, s) + (g - sg * kQ8SuperGroup) * n;
+        BlockQ8_0* rows = dst + 8 * (g - g0) * nb + s * kQ8SegmentBlocks;
+        for (int64_t b = 0; b < n; b++)
+          for (int r = 0; r < 8; r++) unpackBlock(src[b], r, rows + r * nb + b);
+      }
+    }
   }
 }
 
@@ -148,19 +157,28 @@ struct MulMatJob {
         reinterpret_cast<const BlockQ8_0*>(scratch) + t0 * nb, sums + t0 * nb);
   }
 
+  // Whole super-groups, each segment by segment with the rows' lanes carried between segments.
   void multiplyPackedQ8_0(int64_t c) {
-    const int64_t nb = cols / QK8_0;
+    const PackedQ8_0Layout layout{cols / QK8_0, packed->rows / 8};
     const BlockQ8_0x8* groups = reinterpret_cast<const BlockQ8_0x8*>(packed->data);
-    const int64_t g0 = split.rowBegin(c) / 8, g1 = split.rowEnd(c) / 8;
-    (useAvx512() ? gemvQ8_0x8_avx512 : gemvQ8_0x8_avx2)(nb, g1 - g0, y + 8 * g0, groups + g0 * nb,
-                                                          reinterpret_cast<const BlockQ8_0*>(scratch));
+    const BlockQ8_0* token = reinterpret_cast<const BlockQ8_0*>(scratch);
+    const auto gemv = useAvx512() ? gemvQ8_0x8_avx512 : gemvQ8_0x8_avx2;
+    const int64_t superRows = 8 * kQ8SuperGroup, nSegments = layout.segments();
+    alignas(64) float acc[64 * kQ8SuperGroup];
+    for (int64_t sg = split.rowBegin(c) / superRows; sg * superRows < split.rowEnd(c); sg++) {
+      const int64_t n = layout.groupsIn(sg);
+      for (int64_t s = 0; s < nSegments; s++)
+        gemv(layout.segmentBlocks(s), n, acc, s == 0, s + 1 == nSegments ? y + sg * superRows : nullptr, groups + layout.segmentAt(sg, s),
+             token + s * kQ8SegmentBlocks);
+    }
   }
 
   // Row chunk c unpacked into thread ith's part of scratch, then every token chunk against it.
   void multiplyUnpackedQ8_0(int64_t c, int ith) {
     const int64_t r0 = split.rowAt(c), r1 = split.rowAt(c + 1);
     char* mine = unpacked + unpackedStride * (size_t)ith;
-    unpackQ8_0(reinterpret_cast<const BlockQ8_0x8*>(packed->data), cols / QK8_0, r0 / 8, r1 / 8, reinterpret_cast<BlockQ8_0*>(mine));
+    unpackQ8_0(reinterpret_cast<const BlockQ8_0x8*>(packed->data), {cols / QK8_0, packed->rows / 8}, r0 / 8, r1 / 8,
+               reinterpret_cast<BlockQ8_0*>(mine));
     for (int64_t t0 = 0; t0 < nTokens; t0 += kTokenChunk) {
       const int64_t t1 = std::min(nTokens, t0 + kTokenChunk);
       w->vecDotMany(cols, r1 - r0, t1 - t0, y + t0 * rows + r0, rows, mine, weightRowBytes, scratch + t0 * actRowBytes, actRowBytes);
@@ -237,11 +255,12 @@ namespace {
 
 PackedWeights packQ8_0(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
   const int64_t nb = cols / QK8_0;
+  const PackedQ8_0Layout layout{nb, rows / 8};
   const BlockQ8_0* src = static_cast<const BlockQ8_0*>(weights);
   BlockQ8_0x8* groups = reinterpret_cast<BlockQ8_0x8*>(dst);
   for (int64_t g = 0; g < rows / 8; g++) {
     for (int64_t b = 0; b < nb; b++) {
-      BlockQ8_0x8& p = groups[g * nb + b];
+      BlockQ8_0x8& p = groups[layout.at(g, b)];
       for (int r = 0; r < 8; r++) {
         const BlockQ8_0& q = src[(8 * g + r) * nb + b];
         p.d[r] = q.d;
@@ -339,7 +358,7 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
       job.weightRowBytes = job.actRowBytes;
       if (nTokens == 1) {
         job.kind = JobKind::PackedQ8_0;
-        job.split = splitWork(job.weightRowBytes, w->rows, threads, 8, 1);
+        job.split = splitWork(job.weightRowBytes, w->rows, threads, 8 * kQ8SuperGroup, 1);
       } else {
         job.kind = JobKind::UnpackedQ8_0;
         job.split = unpackSplit(*w, threads);
@@ -375,11 +394,12 @@ bool packedRowsReadable(GgmlType type) { return type == GgmlType::Q8_0; }
 
 void packedRowToFloat(const PackedWeights& w, int64_t row, float* out) {
   const int64_t nb = w.cols / QK8_0;
-  const BlockQ8_0x8* group = reinterpret_cast<const BlockQ8_0x8*>(w.data) + row / 8 * nb;
+  const PackedQ8_0Layout layout{nb, w.rows / 8};
+  const BlockQ8_0x8* groups = reinterpret_cast<const BlockQ8_0x8*>(w.data);
   const TypeTraits& q8 = *typeTraits(GgmlType::Q8_0);
   for (int64_t b = 0; b < nb; b++) {
     BlockQ8_0 block;
-    unpackBlock(group[b], (int)(row % 8), &block);
+    unpackBlock(groups[layout.at(row / 8, b)], (int)(row % 8), &block);
     q8.toFloat(&block, out + b * QK8_0, QK8_0);
   }
 }

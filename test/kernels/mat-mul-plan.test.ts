@@ -90,12 +90,58 @@ describe('tied Q8_0 embeddings in a plan', () => {
   });
 });
 
+describe('packed Q8_0 in segments of 1024 values and super-groups of 32 rows', () => {
+  // The packed order goes super-group by super-group (4 groups of 8 rows), and within one segment
+  // by segment (32 blocks), so shapes with a short last segment, a short last super-group or both
+  // must still give every row its own blocks: decode (segment after segment with the rows' sums
+  // carried), several tokens (unpacked to the file's layout) and get_rows of tied embeddings.
+  const shapes = [
+    { rows: 72, cols: 32 * 37 },   // 9 groups: 2 super-groups and 1 group; segments of 32 and 5 blocks
+    { rows: 200, cols: 32 * 64 },  // 25 groups; two whole segments
+    { rows: 32, cols: 32 * 97 },   // one super-group; segments of 32, 32, 32 and 1 blocks
+  ];
+  for (const { rows, cols } of shapes) {
+    it(`${rows} rows x ${cols} values`, async () => {
+      const r = prng(rows + cols);
+      const weights = quantize(GgmlType.Q8_0, gaussians(r, rows * cols));
+      for (const nTokens of [1, 3, 37]) {
+        const x = gaussians(r, nTokens * cols);
+        const generic = await product('generic', GgmlType.Q8_0, weights, rows, cols, x, nTokens);
+        for (const level of ['avx2', 'best'] as const) {
+          expect(await product(level, GgmlType.Q8_0, weights, rows, cols, x, nTokens), `${level}, ${nTokens} tokens`).toEqual(generic);
+        }
+      }
+    });
+  }
+
+  it('tied embeddings over several segments: get_rows reads the packed table', async () => {
+    // A table read by get_rows and by mul_mat is packed once, and get_rows then reads its rows out
+    // of the packed order.
+    const r = prng(78);
+    const vocab = 40, cols = 32 * 37, nTokens = 9;
+    const table = quantize(GgmlType.Q8_0, gaussians(r, vocab * cols));
+    const ids = Int32Array.from(range(nTokens), (i) => (i * 17 + 3) % vocab);
+    const run = async (level: 'generic' | 'avx2' | 'best') => {
+      native().setKernelLevel(level);
+      const g = new GraphBuilder();
+      const embd = g.constant('embd', GgmlType.Q8_0, cols, vocab, data(table));
+      return runGraph(g, g.mulMat('logits', embd, g.getRows('x', embd, g.tokens())), nTokens, vocab, ids);
+    };
+    const generic = await run('generic');
+    // The generic tier reads the file's layout; each token's own row is its squared norm, > 0.
+    for (let i = 0; i < nTokens; i++) expect(generic[i * vocab + ids[i]!]).toBeGreaterThan(0);
+    expect(await run('avx2')).toEqual(generic);
+    expect(await run('best')).toEqual(generic);
+  });
+});
+
 describe('a plan built at one level and run at another', () => {
   // Packing is chosen when the plan is built (Q8_0 where the AVX-512 kernels run); run at the AVX2
   // tier, the packed weights go through the AVX2 kernels and still give the generic bits.
   it('Q8_0 packed at best, run at avx2', async () => {
     const r = prng(91);
-    const rows = 40, cols = 128;
+    // 40 rows: a super-group and a group; 1184 values: segments of 32 and 5 blocks.
+    const rows = 40, cols = 32 * 37;
     const weights = quantize(GgmlType.Q8_0, gaussians(r, rows * cols));
     for (const nTokens of [1, 6]) {
       const x = gaussians(r, nTokens * cols);
