@@ -12,6 +12,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "mat-mul-int-tiles.h"
@@ -243,54 +244,97 @@ static inline __m512i broadcast4(const void* p) { return _mm512_broadcastd_epi32
 // stream, so each token's 4-byte piece is one broadcast from memory against 16 rows and every
 // vpdpbusd does twice the AVX2 tile's work. Lane by lane the operations are those of
 // q4_0x8Tile<VnniSums> (the same exact integer sum, then one multiply and one FMA per block in
-// block order), so the bits are the AVX2 kernel's. T tokens per tile; 16 rows x T outputs.
+// block order), so the bits are the AVX2 kernel's. T tokens per tile (token t's blocks ldY apart);
+// 16 rows x T outputs.
+// Q4PairSpan: one pair (`pair` of super-group sg in x's SegmentedLayout) over segments [seg0,
+// seg1). Its lanes start at zero at the first segment or else from `carry` (16 floats per token),
+// and go to s after the last segment or else back to `carry`.
 // Stream: the weights are read once, from memory (decode, or a continuous-batching step of a few
 // tokens), so the next blocks are asked for ahead.
+struct Q4PairSpan {
+  const SegmentedLayout& layout;
+  const BlockQ4_0x16* x;
+  int64_t sg, pair, seg0, seg1;
+};
+
 template <int T, bool Stream>
-void q4_0x16Tile(int64_t nb, const BlockQ4_0x16* x, const BlockQ8_0* y, const Q8BlockSums* sums, float* s, int64_t ldS) {
+void q4_0x16Tile(const Q4PairSpan& span, int64_t ldY, const BlockQ8_0* y, const Q8BlockSums* sums, float* carry, float* s, int64_t ldS) {
+  const SegmentedLayout& layout = span.layout;
   const __m512i low4 = _mm512_set1_epi8(0x0f);
   __m512 acc[T];
-  for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();
-  for (int64_t b = 0; b < nb; b++) {
-    const BlockQ4_0x16& xb = x[b];
-    if (Stream) prefetchLines<sizeof(BlockQ4_0x16)>(&xb, kPackedPrefetchBytes);
-    __m512i lo[4], hi[4];
-    for (int c = 0; c < 4; c++) {
-      const __m512i v = _mm512_loadu_si512(xb.qs + 64 * c);
-      lo[c] = _mm512_and_si512(v, low4);
-      hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-    }
-    const __m512 dx = _mm512_cvtph_ps(load32(xb.d));
-    for (int t = 0; t < T; t++) {
-      const BlockQ8_0& yb = y[t * nb + b];
-      const Q8BlockSums& ys = sums[t * nb + b];
-      __m512i p0 = _mm512_setzero_si512(), p1 = _mm512_setzero_si512();
+  for (int t = 0; t < T; t++) acc[t] = span.seg0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(carry + 16 * t);
+  for (int64_t seg = span.seg0; seg < span.seg1; seg++) {
+    const int64_t n = layout.segmentBlocks(seg), b0 = seg * layout.span;
+    const BlockQ4_0x16* x = span.x + layout.segmentAt(span.sg, seg) + span.pair * n;
+    for (int64_t b = 0; b < n; b++) {
+      const BlockQ4_0x16& xb = x[b];
+      if (Stream) prefetchLines<sizeof(BlockQ4_0x16)>(&xb, kPackedPrefetchBytes);
+      __m512i lo[4], hi[4];
       for (int c = 0; c < 4; c++) {
-        p0 = _mm512_dpbusd_epi32(p0, lo[c], broadcast4(yb.qs + 4 * c));
-        p1 = _mm512_dpbusd_epi32(p1, hi[c], broadcast4(yb.qs + 16 + 4 * c));
+        const __m512i v = _mm512_loadu_si512(xb.qs + 64 * c);
+        lo[c] = _mm512_and_si512(v, low4);
+        hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
       }
-      const __m512i isum = _mm512_sub_epi32(_mm512_add_epi32(p0, p1), broadcast4(&ys.sum8));
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dx, _mm512_set1_ps(ys.d)), acc[t]);
+      const __m512 dx = _mm512_cvtph_ps(load32(xb.d));
+      for (int t = 0; t < T; t++) {
+        const BlockQ8_0& yb = y[t * ldY + b0 + b];
+        const Q8BlockSums& ys = sums[t * ldY + b0 + b];
+        __m512i p0 = _mm512_setzero_si512(), p1 = _mm512_setzero_si512();
+        for (int c = 0; c < 4; c++) {
+          p0 = _mm512_dpbusd_epi32(p0, lo[c], broadcast4(yb.qs + 4 * c));
+          p1 = _mm512_dpbusd_epi32(p1, hi[c], broadcast4(yb.qs + 16 + 4 * c));
+        }
+        const __m512i isum = _mm512_sub_epi32(_mm512_add_epi32(p0, p1), broadcast4(&ys.sum8));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dx, _mm512_set1_ps(ys.d)), acc[t]);
+      }
     }
   }
-  for (int t = 0; t < T; t++) _mm512_storeu_ps(s + t * ldS, acc[t]);
+  const bool last = span.seg1 == layout.segments();
+  for (int t = 0; t < T; t++) _mm512_storeu_ps(last ? s + t * ldS : carry + 16 * t, acc[t]);
 }
 
-// Group pairs, 4 tokens at a time, then the last 1-3.
+// Tiles of 4 tokens, then the last 1-3 (q4_0x16Tile's arguments).
 template <bool Stream>
-void q4_0x16Tiles(int64_t nb, int64_t nGroupPairs, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x, const BlockQ8_0* y,
-                  const Q8BlockSums* sums) {
+void q4_0x16TokenTiles(const Q4PairSpan& span, int64_t ldY, int64_t nt, const BlockQ8_0* y, const Q8BlockSums* sums, float* carry,
+                       float* s, int64_t ldS) {
   constexpr int T = 4;
-  for (int64_t g = 0; g < 2 * nGroupPairs; g += 2) {
-    const BlockQ4_0x16* xp = reinterpret_cast<const BlockQ4_0x16*>(x + g * nb);
-    float* sg = s + 8 * g;
-    int64_t t = 0;
-    for (; t + T <= nt; t += T) q4_0x16Tile<T, Stream>(nb, xp, y + t * nb, sums + t * nb, sg + t * ldS, ldS);
-    switch (nt - t) {
-      case 3: q4_0x16Tile<3, Stream>(nb, xp, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 2: q4_0x16Tile<2, Stream>(nb, xp, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      case 1: q4_0x16Tile<1, Stream>(nb, xp, y + t * nb, sums + t * nb, sg + t * ldS, ldS); break;
-      default: break;
+  auto tile = [&](auto tokens, int64_t t) {
+    q4_0x16Tile<decltype(tokens)::value, Stream>(span, ldY, y + t * ldY, sums + t * ldY, carry + 16 * t, s + t * ldS, ldS);
+  };
+  int64_t t = 0;
+  for (; t + T <= nt; t += T) tile(std::integral_constant<int, T>{}, t);
+  switch (nt - t) {
+    case 3: tile(std::integral_constant<int, 3>{}, t); break;
+    case 2: tile(std::integral_constant<int, 2>{}, t); break;
+    case 1: tile(std::integral_constant<int, 1>{}, t); break;
+    default: break;
+  }
+}
+
+// Pairs [p0, p1) of their SegmentedLayout; s: pair p0's outputs. Decode (Stream) goes super-group
+// by super-group, each segment pair after pair, so the weights are one stream and the token's
+// segment serves every pair in turn, the pairs' lanes carried between segments. Many tokens
+// (prefill, the chunk in cache) take each pair's segments in one pass, kTokenBlock tokens at a time.
+constexpr int64_t kTokenBlock = 32;
+template <bool Stream>
+void q4_0x16Tiles(const SegmentedLayout& layout, int64_t p0, int64_t p1, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x16* x,
+                  const BlockQ8_0* y, const Q8BlockSums* sums) {
+  const int64_t nb = layout.nb, nSegments = layout.segments(), sp = layout.superGroup;
+  alignas(64) float carry[kQ4SuperPairs][kTokenBlock * 16];
+  for (int64_t t0 = 0; t0 < nt; t0 += kTokenBlock) {
+    const int64_t tn = std::min(kTokenBlock, nt - t0);
+    for (int64_t sg = p0 / sp; sg * sp < p1; sg++) {
+      const int64_t first = std::max(p0, sg * sp), last = std::min(p1, sg * sp + layout.groupsIn(sg));
+      auto run = [&](int64_t p, int64_t seg0, int64_t seg1) {
+        q4_0x16TokenTiles<Stream>({layout, x, sg, p - sg * sp, seg0, seg1}, nb, tn, y + t0 * nb, sums + t0 * nb, carry[p - sg * sp],
+                                  s + t0 * ldS + 16 * (p - p0), ldS);
+      };
+      if (Stream) {
+        for (int64_t seg = 0; seg < nSegments; seg++)
+          for (int64_t p = first; p < last; p++) run(p, seg, seg + 1);
+      } else {
+        for (int64_t p = first; p < last; p++) run(p, 0, nSegments);
+      }
     }
   }
 }
@@ -366,12 +410,14 @@ void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* acc, bool first, floa
 // 256-bit tile. Every path gives the same bits. Up to 8 tokens (decode, a continuous-batching
 // step) stream the weights from memory with prefetches (4 decode rows of TinyLlama Q4_0, tok/s against one row's: 2.6x ->
 // 3.2x); prefill's chunk stays in cache for its tokens.
-void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
-                       const BlockQ8_0* y, const Q8BlockSums* sums) {
-  if (nt <= 8) q4_0x16Tiles<true>(nb, nGroups / 2, nt, s, ldS, x, y, sums);
-  else q4_0x16Tiles<false>(nb, nGroups / 2, nt, s, ldS, x, y, sums);
-  const int64_t g = nGroups / 2 * 2;
-  if (g < nGroups) gemmQ4_0x8<VnniSums>(nb, nGroups - g, nt, s + 8 * g, ldS, x + g * nb, y, sums);
+void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t g0, int64_t g1, int64_t nt, float* s, int64_t ldS,
+                        const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums) {
+  const int64_t nPairs = nGroups / 2, p1 = std::min(g1 / 2, nPairs);
+  const SegmentedLayout layout{nb, nPairs, kQ4SuperPairs, kQ4SegmentBlocks};
+  const BlockQ4_0x16* pairs = reinterpret_cast<const BlockQ4_0x16*>(x);
+  if (nt <= 8) q4_0x16Tiles<true>(layout, g0 / 2, p1, nt, s, ldS, pairs, y, sums);
+  else q4_0x16Tiles<false>(layout, g0 / 2, p1, nt, s, ldS, pairs, y, sums);
+  if (g1 > 2 * nPairs) gemmQ4_0x8<VnniSums>(nb, 1, nt, s + 8 * (2 * nPairs - g0), ldS, x + 2 * nPairs * nb, y, sums);
 }
 
 void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,

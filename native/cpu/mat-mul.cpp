@@ -66,7 +66,7 @@ inline void unpackBlock(const BlockQ8_0x8& p, int r, BlockQ8_0* out) {
 
 // Groups [g0, g1) of packed Q8_0 back in the file's layout: row 8g + r at (8(g - g0) + r) * nb.
 // The records are read in their own order, segment by segment.
-void unpackQ8_0(const BlockQ8_0x8* groups, const PackedQ8_0Layout& layout, int64_t g0, int64_t g1, BlockQ8_0* dst) {
+void unpackQ8_0(const BlockQ8_0x8* groups, const SegmentedLayout& layout, int64_t g0, int64_t g1, BlockQ8_0* dst) {
   const int64_t nb = layout.nb;
   for (int64_t sg = g0 / kQ8SuperGroup; sg * kQ8SuperGroup < g1; sg++) {
     const int64_t first = std::max(g0, sg * kQ8SuperGroup), last = std::min(g1, sg * kQ8SuperGroup + layout.groupsIn(sg));
@@ -74,7 +74,7 @@ void unpackQ8_0(const BlockQ8_0x8* groups, const PackedQ8_0Layout& layout, int64
       const int64_t n = layout.segmentBlocks(s);
       for (int64_t g = first; g < last; g++) {
         const BlockQ8_0x8* src = groups + layout.segmentAt(sg, s) + (g - sg * kQ8SuperGroup) * n;
-        BlockQ8_0* rows = dst + 8 * (g - g0) * nb + s * kQ8SegmentBlocks;
+        BlockQ8_0* rows = dst + 8 * (g - g0) * nb + s * layout.span;
         for (int64_t b = 0; b < n; b++)
           for (int r = 0; r < 8; r++) unpackBlock(src[b], r, rows + r * nb + b);
       }
@@ -152,14 +152,14 @@ struct MulMatJob {
     const BlockQ4_0x8* groups = reinterpret_cast<const BlockQ4_0x8*>(packed->data);
     const int64_t g0 = split.rowBegin(c) / 8, g1 = split.rowEnd(c) / 8;
     const int64_t t0 = split.tokenBegin(c), t1 = split.tokenEnd(c);
-    (packed->groupRows == 16 ? gemmQ4_0x16_avx512 : gemmQ4_0x8_avx2)(
-        nb, g1 - g0, t1 - t0, y + t0 * rows + 8 * g0, rows, groups + g0 * nb,
-        reinterpret_cast<const BlockQ8_0*>(scratch) + t0 * nb, sums + t0 * nb);
+    const BlockQ8_0* tokens = reinterpret_cast<const BlockQ8_0*>(scratch) + t0 * nb;
+    if (packed->groupRows == 16) gemmQ4_0x16_avx512(nb, rows / 8, g0, g1, t1 - t0, y + t0 * rows + 8 * g0, rows, groups, tokens, sums + t0 * nb);
+    else gemmQ4_0x8_avx2(nb, g1 - g0, t1 - t0, y + t0 * rows + 8 * g0, rows, groups + g0 * nb, tokens, sums + t0 * nb);
   }
 
   // Whole super-groups, each segment by segment with the rows' lanes carried between segments.
   void multiplyPackedQ8_0(int64_t c) {
-    const PackedQ8_0Layout layout{cols / QK8_0, packed->rows / 8};
+    const SegmentedLayout layout{cols / QK8_0, packed->rows / 8, kQ8SuperGroup, kQ8SegmentBlocks};
     const BlockQ8_0x8* groups = reinterpret_cast<const BlockQ8_0x8*>(packed->data);
     const BlockQ8_0* token = reinterpret_cast<const BlockQ8_0*>(scratch);
     const auto gemv = useAvx512() ? gemvQ8_0x8_avx512 : gemvQ8_0x8_avx2;
@@ -169,7 +169,7 @@ struct MulMatJob {
       const int64_t n = layout.groupsIn(sg);
       for (int64_t s = 0; s < nSegments; s++)
         gemv(layout.segmentBlocks(s), n, acc, s == 0, s + 1 == nSegments ? y + sg * superRows : nullptr, groups + layout.segmentAt(sg, s),
-             token + s * kQ8SegmentBlocks);
+             token + s * layout.span);
     }
   }
 
@@ -177,7 +177,7 @@ struct MulMatJob {
   void multiplyUnpackedQ8_0(int64_t c, int ith) {
     const int64_t r0 = split.rowAt(c), r1 = split.rowAt(c + 1);
     char* mine = unpacked + unpackedStride * (size_t)ith;
-    unpackQ8_0(reinterpret_cast<const BlockQ8_0x8*>(packed->data), {cols / QK8_0, packed->rows / 8}, r0 / 8, r1 / 8,
+    unpackQ8_0(reinterpret_cast<const BlockQ8_0x8*>(packed->data), {cols / QK8_0, packed->rows / 8, kQ8SuperGroup, kQ8SegmentBlocks}, r0 / 8, r1 / 8,
                reinterpret_cast<BlockQ8_0*>(mine));
     for (int64_t t0 = 0; t0 < nTokens; t0 += kTokenChunk) {
       const int64_t t1 = std::min(nTokens, t0 + kTokenChunk);
@@ -255,7 +255,7 @@ namespace {
 
 PackedWeights packQ8_0(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
   const int64_t nb = cols / QK8_0;
-  const PackedQ8_0Layout layout{nb, rows / 8};
+  const SegmentedLayout layout{nb, rows / 8, kQ8SuperGroup, kQ8SegmentBlocks};
   const BlockQ8_0* src = static_cast<const BlockQ8_0*>(weights);
   BlockQ8_0x8* groups = reinterpret_cast<BlockQ8_0x8*>(dst);
   for (int64_t g = 0; g < rows / 8; g++) {
@@ -274,22 +274,22 @@ PackedWeights packQ8_0(const TypeTraits& w, const void* weights, int64_t rows, i
 }  // namespace
 
 // Packs W's rows 8 at a time (BlockQ4_0x8, BlockQ8_0x8) or, for the AVX-512 Q4_0 tile, 16 at a
-// time (BlockQ4_0x16, an odd last group of 8 as BlockQ4_0x8).
+// time (BlockQ4_0x16 in a SegmentedLayout, an odd last group of 8 after them as BlockQ4_0x8).
 PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
   if (w.type == GgmlType::Q8_0) return packQ8_0(w, weights, rows, cols, dst);
-  const int64_t nb = cols / QK4_0, nGroups = rows / 8;
-  const int groupRows = useAvx512() ? 16 : 8;
+  const int64_t nb = cols / QK4_0, nGroups = rows / 8, nPairs = useAvx512() ? nGroups / 2 : 0;
+  const SegmentedLayout pairs{nb, nPairs, kQ4SuperPairs, kQ4SegmentBlocks};
   const BlockQ4_0* src = static_cast<const BlockQ4_0*>(weights);
   BlockQ4_0x8* groups = reinterpret_cast<BlockQ4_0x8*>(dst);
   for (int64_t g = 0; g < nGroups; g++) {
-    const bool paired = groupRows == 16 && g / 2 * 2 + 1 < nGroups;
+    const bool paired = g < 2 * nPairs;
     for (int64_t b = 0; b < nb; b++) {
-      // Where this group's block goes: its own x8 block, or its half of its pair's x16 block.
+      // Where this group's block goes: its half of its pair's x16 block, or its own x8 block.
       fp16_t* d;
       uint8_t* qs;
       int64_t stride;
       if (paired) {
-        BlockQ4_0x16& p = reinterpret_cast<BlockQ4_0x16*>(groups + g / 2 * 2 * nb)[b];
+        BlockQ4_0x16& p = reinterpret_cast<BlockQ4_0x16*>(groups)[pairs.at(g / 2, b)];
         d = p.d + 8 * (g % 2);
         qs = p.qs + 32 * (g % 2);
         stride = 64;
@@ -306,7 +306,7 @@ PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows
       }
     }
   }
-  return PackedWeights{w.type, rows, cols, groupRows, dst};
+  return PackedWeights{w.type, rows, cols, useAvx512() ? 16 : 8, dst};
 }
 
 namespace {
@@ -366,10 +366,11 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
         job.unpackedStride = unpackedStride(*w, job.split);
       }
     } else {
-      // The AVX-512 tiles take two groups of 8 rows at a time: chunks of whole pairs.
+      // The AVX-512 tiles take two groups of 8 rows at a time, in super-groups: chunks of whole
+      // super-groups.
       job.kind = JobKind::PackedQ4_0;
       job.w = typeTraits(w->type);
-      job.split = splitWork(rowBytes(w->type, cols), w->rows, threads, w->groupRows, nTokens);
+      job.split = splitWork(rowBytes(w->type, cols), w->rows, threads, w->groupRows == 16 && nTokens == 1 ? 16 * kQ4SuperPairs : w->groupRows, nTokens);
       job.sums = reinterpret_cast<Q8BlockSums*>(scratch + packedSumsOffset(cols, nTokens));
     }
     return job;
@@ -394,7 +395,7 @@ bool packedRowsReadable(GgmlType type) { return type == GgmlType::Q8_0; }
 
 void packedRowToFloat(const PackedWeights& w, int64_t row, float* out) {
   const int64_t nb = w.cols / QK8_0;
-  const PackedQ8_0Layout layout{nb, w.rows / 8};
+  const SegmentedLayout layout{nb, w.rows / 8, kQ8SuperGroup, kQ8SegmentBlocks};
   const BlockQ8_0x8* groups = reinterpret_cast<const BlockQ8_0x8*>(w.data);
   const TypeTraits& q8 = *typeTraits(GgmlType::Q8_0);
   for (int64_t b = 0; b < nb; b++) {

@@ -54,29 +54,35 @@ struct BlockQ8_0x8 {
 };
 static_assert(sizeof(BlockQ8_0x8) == 8 * sizeof(BlockQ8_0), "8 blocks, rearranged");
 
-// Where packed Q8_0 keeps its BlockQ8_0x8 records: groups of 8 rows in super-groups of
-// kQ8SuperGroup; within a super-group the blocks go in segments of kQ8SegmentBlocks (1024 values),
-// segment after segment, each segment group after group. Decode takes whole super-groups, so a
-// chunk is still one stream, while the token's blocks of one segment (1 KB) serve each group in
-// turn. With the token's whole row (2-6 KB) read between one group's blocks and the next's, Q8_0
-// decode products of 5632 values per row (ffn_down) streamed 12-15% slower than those of 2048 at
-// the same bytes (Zen 5); the rows' lanes now wait in memory between segments instead. TinyLlama
-// Q8_0 decode@0, alternating, 8 rounds: ahead in 6 pairs, +3% the median pair (1.03-1.17x).
-constexpr int64_t kQ8SuperGroup = 4;
-constexpr int64_t kQ8SegmentBlocks = 32;
+// Where packed weights keep their records (BlockQ8_0x8 for Q8_0's groups of 8 rows, BlockQ4_0x16
+// for the AVX-512 Q4_0 tile's pairs of groups): the groups go in super-groups of `superGroup`;
+// within a super-group the blocks go in segments (Q8_0: 32 blocks, 1024 values), segment after
+// segment, each segment group after group. Decode takes whole super-groups, so a chunk is still one
+// stream, while the token's blocks of one segment (1 KB) serve each group in turn. With the token's
+// whole row (2-6 KB) read between one group's blocks and the next's, Q8_0 decode products of 5632
+// values per row (ffn_down) streamed 12-15% slower than those of 2048 at the same bytes (Zen 5);
+// the rows' lanes now wait in memory between segments instead. TinyLlama Q8_0 decode@0,
+// alternating, 8 rounds: ahead in 6 pairs, +3% the median pair (1.03-1.17x). Packed Q4_0 paid the
+// same: its ffn_down products read 0.77x the rate of the step's output product (Q6_K, untouched)
+// where gate/up read 0.97x; segmented, 0.91x and 0.98x (per-op timer, TinyLlama decode, three
+// alternating runs each). Prefill takes each pair's segments in one pass and its rows in chunks of
+// 16: segment by segment in chunks of whole super-groups it lost 3-5% (TinyLlama Q4_0, 512
+// tokens), this way -1% in the median of 5 alternating pairs, within their spread.
+constexpr int64_t kQ8SuperGroup = 4, kQ8SegmentBlocks = 32;   // groups of 8 Q8_0 rows: 32 rows
+constexpr int64_t kQ4SuperPairs = 2, kQ4SegmentBlocks = 32;    // pairs of groups of 8 Q4_0 rows: 32 rows
 
-struct PackedQ8_0Layout {
-  int64_t nb, nGroups;  // blocks per row, groups of 8 rows
-  int64_t segments() const { return (nb + kQ8SegmentBlocks - 1) / kQ8SegmentBlocks; }
-  int64_t segmentBlocks(int64_t s) const { return nb - s * kQ8SegmentBlocks < kQ8SegmentBlocks ? nb - s * kQ8SegmentBlocks : kQ8SegmentBlocks; }
-  int64_t superGroups() const { return (nGroups + kQ8SuperGroup - 1) / kQ8SuperGroup; }
-  int64_t groupsIn(int64_t sg) const { return nGroups - sg * kQ8SuperGroup < kQ8SuperGroup ? nGroups - sg * kQ8SuperGroup : kQ8SuperGroup; }
+struct SegmentedLayout {
+  int64_t nb, nGroups, superGroup, span;  // blocks per row, groups, groups per super-group, blocks per segment
+  int64_t segments() const { return (nb + span - 1) / span; }
+  int64_t segmentBlocks(int64_t s) const { return nb - s * span < span ? nb - s * span : span; }
+  int64_t superGroups() const { return (nGroups + superGroup - 1) / superGroup; }
+  int64_t groupsIn(int64_t sg) const { return nGroups - sg * superGroup < superGroup ? nGroups - sg * superGroup : superGroup; }
   // The first record of super-group sg's segment s (its groups' blocks follow, group after group).
-  int64_t segmentAt(int64_t sg, int64_t s) const { return sg * kQ8SuperGroup * nb + s * kQ8SegmentBlocks * groupsIn(sg); }
+  int64_t segmentAt(int64_t sg, int64_t s) const { return sg * superGroup * nb + s * span * groupsIn(sg); }
   // Group g's block b.
   int64_t at(int64_t g, int64_t b) const {
-    const int64_t s = b / kQ8SegmentBlocks;
-    return segmentAt(g / kQ8SuperGroup, s) + g % kQ8SuperGroup * segmentBlocks(s) + b % kQ8SegmentBlocks;
+    const int64_t s = b / span;
+    return segmentAt(g / superGroup, s) + g % superGroup * segmentBlocks(s) + b % span;
   }
 };
 
@@ -93,10 +99,12 @@ void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* acc, bool first, floa
 // block's exact integer sum, the bits of vecDotQ4_0_generic.
 void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
                      const BlockQ8_0* y, const Q8BlockSums* sums);
-// mat-mul-avx512.cpp: the same with VNNI over pairs of groups packed as BlockQ4_0x16 (an odd last
-// group as BlockQ4_0x8), 16 rows per 512-bit tile, the same bits.
-void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x8* x,
-                       const BlockQ8_0* y, const Q8BlockSums* sums);
+// mat-mul-avx512.cpp: the same with VNNI over pairs of groups packed as BlockQ4_0x16 in a
+// SegmentedLayout of kQ4SuperPairs (an odd last group after the pairs as BlockQ4_0x8, its blocks in
+// order), 16 rows per 512-bit tile, the same bits: groups [g0, g1) (g0 even) of the nGroups at x,
+// s[t * ldS + 8(g - g0) + r].
+void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t g0, int64_t g1, int64_t nt, float* s, int64_t ldS,
+                        const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums);
 #endif
 
 // Weights rearranged once, when a plan is built, for a kernel that reads several rows at once.
