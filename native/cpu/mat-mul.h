@@ -56,7 +56,7 @@ static_assert(sizeof(BlockQ8_0x8) == 8 * sizeof(BlockQ8_0), "8 blocks, rearrange
 
 // Where packed weights keep their records (BlockQ8_0x8 for Q8_0's groups of 8 rows, BlockQ4_0x16
 // for the AVX-512 Q4_0 tile's pairs of groups): the groups go in super-groups of `superGroup`;
-// within a super-group the blocks go in segments (Q8_0: 32 blocks, 1024 values), segment after
+// within a super-group the blocks go in segments of 32 blocks (1024 values), segment after
 // segment, each segment group after group. Decode takes whole super-groups, so a chunk is still one
 // stream, while the token's blocks of one segment (1 KB) serve each group in turn. With the token's
 // whole row (2-6 KB) read between one group's blocks and the next's, Q8_0 decode products of 5632
