@@ -299,7 +299,7 @@ void q4_0x16TokenTiles(const Q4PairSpan& span, int64_t ldY, int64_t nt, const Bl
                        float* s, int64_t ldS) {
   constexpr int T = 4;
   auto tile = [&](auto tokens, int64_t t) {
-    q4_0x16Tile<decltype(tokens)::value, Stream>(span, ldY, y + t * ldY, sums + t * ldY, carry + 16 * t, s + t * ldS, ldS);
+    q4_0x16Tile<decltype(tokens)::value, Stream>(span, ldY, y + t * ldY, sums + t * ldY, carry ? carry + 16 * t : nullptr, s + t * ldS, ldS);
   };
   int64_t t = 0;
   for (; t + T <= nt; t += T) tile(std::integral_constant<int, T>{}, t);
@@ -311,30 +311,28 @@ void q4_0x16TokenTiles(const Q4PairSpan& span, int64_t ldY, int64_t nt, const Bl
   }
 }
 
-// Pairs [p0, p1) of their SegmentedLayout; s: pair p0's outputs. Decode (Stream) goes super-group
-// by super-group, each segment pair after pair, so the weights are one stream and the token's
-// segment serves every pair in turn, the pairs' lanes carried between segments. Many tokens
-// (prefill, the chunk in cache) take each pair's segments in one pass, kTokenBlock tokens at a time.
-constexpr int64_t kTokenBlock = 32;
+// Pairs [p0, p1) of their SegmentedLayout; s: pair p0's outputs. Decode (Stream: up to
+// kStreamTokens tokens) goes super-group by super-group, each segment pair after pair, so the
+// weights are one stream and the token's segment serves every pair in turn, the pairs' lanes
+// carried between segments. Many tokens (prefill, the chunk in cache) take each pair's segments in
+// one pass, so nothing is carried.
+constexpr int64_t kStreamTokens = 8;
 template <bool Stream>
 void q4_0x16Tiles(const SegmentedLayout& layout, int64_t p0, int64_t p1, int64_t nt, float* s, int64_t ldS, const BlockQ4_0x16* x,
                   const BlockQ8_0* y, const Q8BlockSums* sums) {
-  const int64_t nb = layout.nb, nSegments = layout.segments(), sp = layout.superGroup;
-  alignas(64) float carry[kQ4SuperPairs][kTokenBlock * 16];
-  for (int64_t t0 = 0; t0 < nt; t0 += kTokenBlock) {
-    const int64_t tn = std::min(kTokenBlock, nt - t0);
-    for (int64_t sg = p0 / sp; sg * sp < p1; sg++) {
-      const int64_t first = std::max(p0, sg * sp), last = std::min(p1, sg * sp + layout.groupsIn(sg));
-      auto run = [&](int64_t p, int64_t seg0, int64_t seg1) {
-        q4_0x16TokenTiles<Stream>({layout, x, sg, p - sg * sp, seg0, seg1}, nb, tn, y + t0 * nb, sums + t0 * nb, carry[p - sg * sp],
-                                  s + t0 * ldS + 16 * (p - p0), ldS);
-      };
-      if (Stream) {
-        for (int64_t seg = 0; seg < nSegments; seg++)
-          for (int64_t p = first; p < last; p++) run(p, seg, seg + 1);
-      } else {
-        for (int64_t p = first; p < last; p++) run(p, 0, nSegments);
-      }
+  const int64_t nSegments = layout.segments(), sp = layout.superGroup;
+  alignas(64) float carry[kQ4SuperPairs][kStreamTokens * 16];
+  for (int64_t sg = p0 / sp; sg * sp < p1; sg++) {
+    const int64_t first = std::max(p0, sg * sp), last = std::min(p1, sg * sp + layout.groupsIn(sg));
+    auto run = [&](int64_t p, int64_t seg0, int64_t seg1) {
+      q4_0x16TokenTiles<Stream>({layout, x, sg, p - sg * sp, seg0, seg1}, layout.nb, nt, y, sums, Stream ? carry[p - sg * sp] : nullptr,
+                                s + 16 * (p - p0), ldS);
+    };
+    if (Stream) {
+      for (int64_t seg = 0; seg < nSegments; seg++)
+        for (int64_t p = first; p < last; p++) run(p, seg, seg + 1);
+    } else {
+      for (int64_t p = first; p < last; p++) run(p, 0, nSegments);
     }
   }
 }
@@ -415,7 +413,7 @@ void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t g0, int64_t g1, int
   const int64_t nPairs = nGroups / 2, p1 = std::min(g1 / 2, nPairs);
   const SegmentedLayout layout{nb, nPairs, kQ4SuperPairs, kQ4SegmentBlocks};
   const BlockQ4_0x16* pairs = reinterpret_cast<const BlockQ4_0x16*>(x);
-  if (nt <= 8) q4_0x16Tiles<true>(layout, g0 / 2, p1, nt, s, ldS, pairs, y, sums);
+  if (nt <= kStreamTokens) q4_0x16Tiles<true>(layout, g0 / 2, p1, nt, s, ldS, pairs, y, sums);
   else q4_0x16Tiles<false>(layout, g0 / 2, p1, nt, s, ldS, pairs, y, sums);
   if (g1 > 2 * nPairs) gemmQ4_0x8<VnniSums>(nb, 1, nt, s + 8 * (2 * nPairs - g0), ldS, x + 2 * nPairs * nb, y, sums);
 }
