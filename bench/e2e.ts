@@ -1,9 +1,13 @@
-// `npm run bench -- e2e [--model FILE|SHAPE:TYPE,...] [--backend cpu|webgpu|cuda] [--threads N] [--runs 5]
+// `npm run bench -- e2e [--model FILE|SHAPE:TYPE,...] [--backend cpu|webgpu|cuda] [--threads N] [--runs 5] [--max-runs M]
+//   [--swing 0.2]
 //   [--vs llama.cpp,llama-bench,llama-bench-avx2] [--level best|avx2] [--prompt 512] [--generate 128] [--kv f16|f32]
 //   [--flash-attn auto|on|off] [--models-dir DIR]`:
 // prefill tok/s (a 512-token prompt in one batch) and decode tok/s (128 tokens, at context depth
 // 512 after that prompt and at depth 0), the median of --runs runs after one warm-up, with the
-// peak RSS of each engine during decode. With --vs llama.cpp the same file runs through
+// peak RSS of each engine during decode. With peers and --max-runs above --runs, a row that swings
+// gets more rounds, up to --max-runs: one where, for some peer and rate, the round-by-round ratios
+// kiln / peer (each round's runs are neighbours in time) fall on both sides of 1 or spread by more
+// than --swing of their median. Each kiln / peer row also shows the range of those ratios. With --vs llama.cpp the same file runs through
 // node-llama-cpp 3.21.1 as a user installs it (its prebuilt CPU binaries, every variant kept, in
 // .cache/node-llama-cpp-peer: it loads the best one for this CPU, and the bench prints which) in
 // the same invocation, alternating kiln and llama.cpp run by run so that both see the same
@@ -121,8 +125,19 @@ interface EngineSummary {
   runs: Rates[];
 }
 
+/** Each round's kiln / peer ratio (the two runs are neighbours in time): its lowest and highest. */
+interface RatioRange {
+  prefill: [number, number];
+  decodeShallow: [number, number];
+  decodeDeep: [number, number];
+}
+
 interface ModelSummary {
   model: string;
+  /** Rounds measured (after the warm-up): --runs, or more where the row swung. */
+  rounds: number;
+  /** Per peer (engines[1...]), the range of its round-by-round ratios. */
+  ratioRanges: RatioRange[];
   /** node-llama-cpp's CPU variant for this file, when it ran. */
   llamaCppVariant?: string;
   file: string;
@@ -153,6 +168,26 @@ function summarize(engine: EngineName, runs: Rates[], bytesPerToken: number): En
     decodeShallowOfReadAtRun: median(runs.map((r) => (r.decodeShallow * bytesPerToken) / 1e9 / r.readGBs!)),
     runs,
   };
+}
+
+const RATES = ['prefill', 'decodeShallow', 'decodeDeep'] as const;
+
+/** The range of kiln's / the peer's rates round by round. */
+function ratioRange(kiln: Rates[], peer: Rates[]): RatioRange {
+  const range = (k: (typeof RATES)[number]): [number, number] => {
+    const ratios = kiln.map((r, i) => r[k] / peer[i]![k]);
+    return [Math.min(...ratios), Math.max(...ratios)];
+  };
+  return { prefill: range('prefill'), decodeShallow: range('decodeShallow'), decodeDeep: range('decodeDeep') };
+}
+
+/** Whether some peer's round-by-round ratios fall on both sides of 1 or spread by more than `swing` of their median. */
+function swings(kiln: Rates[], peers: Rates[][], swing: number): boolean {
+  return peers.some((peer) => RATES.some((k) => {
+    const ratios = kiln.map((r, i) => r[k] / peer[i]![k]);
+    const lo = Math.min(...ratios), hi = Math.max(...ratios);
+    return (lo < 1 && hi > 1) || (hi - lo) / median(ratios) > swing;
+  }));
 }
 
 function resolveModel(spec: string, modelsDir: string): { name: string; file: string } {
@@ -204,6 +239,11 @@ export async function run(args: string[]): Promise<void> {
   const threads = Number(argValue(args, '--threads') ?? 2);
   const backend = (argValue(args, '--backend') ?? 'cpu') as NonNullable<EngineOptions['backend']>;
   const runs = Number(argValue(args, '--runs') ?? 5);
+  const maxRuns = Number(argValue(args, '--max-runs') ?? runs);
+  const swing = Number(argValue(args, '--swing') ?? 0.2);
+  if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs takes a whole number of at least 1, got '${argValue(args, '--runs')}'`);
+  if (!Number.isInteger(maxRuns) || maxRuns < runs) throw new Error(`--max-runs takes a whole number of at least --runs (${runs}), got '${argValue(args, '--max-runs')}'`);
+  if (!(swing > 0)) throw new Error(`--swing takes a fraction above 0 (0.2: 20% of the median ratio), got '${argValue(args, '--swing')}'`);
   const promptTokens = Number(argValue(args, '--prompt') ?? 512);
   const generate = Number(argValue(args, '--generate') ?? 128);
   const kvCacheType = (argValue(args, '--kv') ?? 'f16') as 'f16' | 'f32';
@@ -222,7 +262,7 @@ export async function run(args: string[]): Promise<void> {
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   let limits = await measureLimits(threads, 1);
   console.log(`kiln backend ${backend}${level === 'avx2' ? ' (kernels forced to the AVX2 tier)' : ''}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
-    `${runs} runs after a warm-up${peers.length ? `, llama.cpp flash attention ${flashAttention}, alternating ${engines.join(' / ')}` : ''}`);
+    `${runs}${maxRuns > runs ? ` (up to ${maxRuns} where a row swings by more than ${pct(swing)} or across 1.0)` : ''} runs after a warm-up${peers.length ? `, llama.cpp flash attention ${flashAttention}, alternating ${engines.join(' / ')}` : ''}`);
 
   const summaries: ModelSummary[] = [];
   let llamaBench: string | undefined;
@@ -243,13 +283,14 @@ export async function run(args: string[]): Promise<void> {
           : await EngineProcess.start(options(e)));
       }
       const results = new Map<EngineName, Rates[]>(engines.map((e) => [e, []]));
-      for (let round = 0; round <= runs; round++) {
+      const measured = () => engines.map((e) => results.get(e)!);
+      for (let round = 0; round <= runs || (round <= maxRuns && swings(measured()[0]!, measured().slice(1), swing)); round++) {
         const req = request(round, promptTokens, generate, vocab);
         for (const p of procs) {
           const before = round > 0 ? await probeReadNow(threads) : 0;
           const r = rates(await p.run(req));
           if (round > 0) r.readGBs = Math.max(before, await probeReadNow(threads));
-          const label = round === 0 ? 'warm-up' : `run ${round}/${runs}`;
+          const label = round === 0 ? 'warm-up' : round <= runs ? `run ${round}/${runs}` : `run ${round}/${maxRuns}`;
           process.stderr.write(`${name} ${p.name.padEnd(9)} ${label.padEnd(9)} prefill ${fmt(r.prefill)} tok/s, decode@0 ${fmt(r.decodeShallow)}, decode@${promptTokens} ${fmt(r.decodeDeep)} tok/s, RSS ${fmt(r.peakRssMiB, 0)} MiB` +
             `${r.readGBs ? `, read ${fmt(r.readGBs)} GB/s around it` : ''}\n`);
           if (round > 0) results.get(p.name)!.push(r);
@@ -257,7 +298,11 @@ export async function run(args: string[]): Promise<void> {
       }
       const llamaCppVariant = procs.find((p): p is EngineProcess => p instanceof EngineProcess && p.variant !== undefined)?.variant;
       const bytes = bytesPerToken(file);
-      summaries.push({ model: name, file, llamaCppVariant, bytesPerToken: bytes, engines: engines.map((e) => summarize(e, results.get(e)!, bytes)) });
+      const [kilnRuns, ...peerRuns] = measured();
+      summaries.push({
+        model: name, file, llamaCppVariant, bytesPerToken: bytes, rounds: kilnRuns!.length,
+        ratioRanges: peerRuns.map((r) => ratioRange(kilnRuns!, r)), engines: engines.map((e) => summarize(e, results.get(e)!, bytes)),
+      });
     } finally {
       for (const p of procs) p.stop();
     }
@@ -277,24 +322,26 @@ export async function run(args: string[]): Promise<void> {
         `${fmt(x.decodeDeep)} ±${pct(s.decodeDeep / 2)}`, fmt(x.peakRssMiB, 0), fmt((x.decodeShallow * m.bytesPerToken) / 1e9),
         pct((x.decodeShallow * m.bytesPerToken) / 1e9 / limits.readGBs), pct(e.decodeShallowOfReadAtRun)]);
     }
-    for (const peer of m.engines.slice(1)) {
-      const [k, l] = [m.engines[0]!.median, peer.median];
-      rows.push([m.model, `kiln / ${peer.engine}`, `${fmt(k.prefill / l.prefill, 2)}x`, `${fmt(k.decodeShallow / l.decodeShallow, 2)}x`,
-        `${fmt(k.decodeDeep / l.decodeDeep, 2)}x`, `${fmt(k.peakRssMiB / l.peakRssMiB, 2)}x`, '', '', '']);
+    m.engines.slice(1).forEach((peer, p) => {
+      const [k, l, range] = [m.engines[0]!.median, peer.median, m.ratioRanges[p]!];
+      const ratio = (key: (typeof RATES)[number]) => `${fmt(k[key] / l[key], 2)}x (${fmt(range[key][0], 2)}-${fmt(range[key][1], 2)})`;
+      rows.push([m.rounds > runs ? `${m.model}, ${m.rounds} runs` : m.model, `kiln / ${peer.engine}`, ratio('prefill'), ratio('decodeShallow'),
+        ratio('decodeDeep'), `${fmt(k.peakRssMiB / l.peakRssMiB, 2)}x`, '', '', '']);
       const [kb, lb] = [m.engines[0]!.best, peer.best];
       rows.push([m.model, '  best / best', `${fmt(kb.prefill / lb.prefill, 2)}x`, `${fmt(kb.decodeShallow / lb.decodeShallow, 2)}x`,
         `${fmt(kb.decodeDeep / lb.decodeDeep, 2)}x`, '', '', '', '']);
-    }
+    });
   }
   console.log('\n' + formatTable(header, rows));
-  console.log(`\nmedians of ${runs} runs; ± is half the run-to-run range; "best / best" compares each engine's fastest run.`);
+  console.log(`\nmedians of ${runs} runs${maxRuns > runs ? ' (more where the row says so)' : ''}; ± is half the run-to-run range; kiln / peer: the ratio of the medians, ` +
+    `in brackets the lowest and highest ratio of one round's runs; "best / best" compares each engine's fastest run.`);
   console.log(`"GB/s": decode@0 tok/s x weight bytes per token; "of BW limit": that / ${limits.readGBs.toFixed(1)} GB/s, the best CPU read bandwidth measured at the start and the end;`);
   console.log('"of BW at its runs": the median over runs of each run\'s decode@0 GB/s / the read bandwidth probed just before and after that run (the higher).');
 
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const json = join(RESULTS_DIR, `e2e-${stamp}.json`);
-  const settings = { backend, level, threads, runs, promptTokens, generate, kvCacheType, flashAttention: peers.length ? flashAttention : undefined, llamaBench, llamaBenchAvx2 };
+  const settings = { backend, level, threads, runs, maxRuns, swing, promptTokens, generate, kvCacheType, flashAttention: peers.length ? flashAttention : undefined, llamaBench, llamaBenchAvx2 };
   writeFileSync(json, JSON.stringify({ machine, limits, settings, models: summaries }, null, 2) + '\n');
   const svg = join(RESULTS_DIR, `e2e-${stamp}.svg`);
   const colors: Record<EngineName, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6', 'llama-bench': '#2f9e44', 'llama-bench-avx2': '#66a80f' };
@@ -305,7 +352,7 @@ export async function run(args: string[]): Promise<void> {
   };
   writeFileSync(svg, barChart(
     `kiln${level === 'avx2' ? ' (AVX2 tier)' : ''}${peers.length ? ` vs ${peers.map((p) => peerTitle[p]).join(' and ')}` : ''}: tokens per second, higher is better`,
-    `${machine.cpu}, ${threads} threads, KV ${kvCacheType}; median of ${runs} runs`,
+    `${machine.cpu}, ${threads} threads, KV ${kvCacheType}; median of ${runs}${maxRuns > runs ? `-${Math.max(...summaries.map((m) => m.rounds))}` : ''} runs`,
     ['prefill (512-token prompt)', 'decode at depth 0', `decode at depth ${promptTokens}`],
     engines.map((e) => ({ label: e, color: colors[e] })),
     summaries.map((m) => ({
