@@ -7,7 +7,8 @@
 // peak RSS of each engine during decode. With peers and --max-runs above --runs, a row that swings
 // gets more rounds, up to --max-runs: one where, for some peer and rate, the round-by-round ratios
 // kiln / peer (each round's runs are neighbours in time) fall on both sides of 1 or spread by more
-// than --swing of their median. Each kiln / peer row also shows the range of those ratios. With --vs llama.cpp the same file runs through
+// than --swing of their median. Each kiln / peer row also shows the range of those ratios.
+// With --vs llama.cpp the same file runs through
 // node-llama-cpp 3.21.1 as a user installs it (its prebuilt CPU binaries, every variant kept, in
 // .cache/node-llama-cpp-peer: it loads the best one for this CPU, and the bench prints which) in
 // the same invocation, alternating kiln and llama.cpp run by run so that both see the same
