@@ -172,11 +172,15 @@ function summarize(engine: EngineName, runs: Rates[], bytesPerToken: number): En
 }
 
 const RATES = ['prefill', 'decodeShallow', 'decodeDeep'] as const;
+type RateName = (typeof RATES)[number];
+
+/** Kiln's rate over the peer's, round by round (runs i of both were neighbours in time). */
+const roundRatios = (kiln: Rates[], peer: Rates[], k: RateName): number[] => kiln.map((r, i) => r[k] / peer[i]![k]);
 
 /** The range of kiln's / the peer's rates round by round. */
 function ratioRange(kiln: Rates[], peer: Rates[]): RatioRange {
-  const range = (k: (typeof RATES)[number]): [number, number] => {
-    const ratios = kiln.map((r, i) => r[k] / peer[i]![k]);
+  const range = (k: RateName): [number, number] => {
+    const ratios = roundRatios(kiln, peer, k);
     return [Math.min(...ratios), Math.max(...ratios)];
   };
   return { prefill: range('prefill'), decodeShallow: range('decodeShallow'), decodeDeep: range('decodeDeep') };
@@ -185,7 +189,7 @@ function ratioRange(kiln: Rates[], peer: Rates[]): RatioRange {
 /** Whether some peer's round-by-round ratios fall on both sides of 1 or spread by more than `swing` of their median. */
 function swings(kiln: Rates[], peers: Rates[][], swing: number): boolean {
   return peers.some((peer) => RATES.some((k) => {
-    const ratios = kiln.map((r, i) => r[k] / peer[i]![k]);
+    const ratios = roundRatios(kiln, peer, k);
     const lo = Math.min(...ratios), hi = Math.max(...ratios);
     return (lo < 1 && hi > 1) || (hi - lo) / median(ratios) > swing;
   }));
@@ -325,7 +329,7 @@ export async function run(args: string[]): Promise<void> {
     }
     m.engines.slice(1).forEach((peer, p) => {
       const [k, l, range] = [m.engines[0]!.median, peer.median, m.ratioRanges[p]!];
-      const ratio = (key: (typeof RATES)[number]) => `${fmt(k[key] / l[key], 2)}x (${fmt(range[key][0], 2)}-${fmt(range[key][1], 2)})`;
+      const ratio = (key: RateName) => `${fmt(k[key] / l[key], 2)}x (${fmt(range[key][0], 2)}-${fmt(range[key][1], 2)})`;
       rows.push([m.rounds > runs ? `${m.model}, ${m.rounds} runs` : m.model, `kiln / ${peer.engine}`, ratio('prefill'), ratio('decodeShallow'),
         ratio('decodeDeep'), `${fmt(k.peakRssMiB / l.peakRssMiB, 2)}x`, '', '', '']);
       const [kb, lb] = [m.engines[0]!.best, peer.best];
