@@ -264,6 +264,7 @@ export async function run(args: string[]): Promise<void> {
   if (peers.length > 0) installLlamaPeer();
 
   const machine = machineInfo();
+  if (machine.addon.warnings.length) process.stderr.write(`WARNING: kiln addon ${machine.addon.path}: ${machine.addon.warnings.join('; ')}\n`);
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   let limits = await measureLimits(threads, 1);
   console.log(`kiln backend ${backend}${level === 'avx2' ? ' (kernels forced to the AVX2 tier)' : ''}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +

@@ -311,6 +311,7 @@ export async function run(args: string[]): Promise<void> {
   if (wanted && !BACKENDS[wanted as BackendName]) throw new Error(`backend '${wanted}' is not in this build; present: ${backends.join(', ')}`);
 
   const machine = machineInfo();
+  if (machine.addon.warnings.length) process.stderr.write(`WARNING: kiln addon ${machine.addon.path}: ${machine.addon.warnings.join('; ')}\n`);
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   const limits = await measureLimits(threads);
   console.log(describeMachine(machine, limits));

@@ -1,8 +1,73 @@
 // What the benches report about the machine they ran on: CPU model and features, core count, load,
 // and the measured limits (read bandwidth, peak FMA rate) that kernel speeds are compared with.
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { native } from '../src/native/binding.js';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { native, nativeAddonPath } from '../src/native/binding.js';
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// What the addon is built from: a file here newer than the addon means it was not rebuilt since.
+const NATIVE_SOURCES = ['native', 'CMakeLists.txt', 'binding.gyp'];
+
+/** Which build of the addon a bench ran, so that a stale or scratch build shows in its output. */
+export interface AddonInfo {
+  /** Relative to the repository when inside it. */
+  path: string;
+  /** The first 12 hex digits of the file's SHA-256. */
+  sha256: string;
+  builtAt: string;
+  /** The repository's HEAD commit, when git can say. */
+  commit?: string;
+  /** Reasons the addon may not be the committed sources' build (empty when none is seen). */
+  warnings: string[];
+}
+
+function newestSource(path: string): { file: string; mtimeMs: number } | undefined {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    return undefined;
+  }
+  if (!st.isDirectory()) return { file: path, mtimeMs: st.mtimeMs };
+  let newest: { file: string; mtimeMs: number } | undefined;
+  for (const name of readdirSync(path)) {
+    const n = newestSource(join(path, name));
+    if (n && (!newest || n.mtimeMs > newest.mtimeMs)) newest = n;
+  }
+  return newest;
+}
+
+export function addonInfo(): AddonInfo {
+  const path = nativeAddonPath();
+  const st = statSync(path);
+  const rel = relative(REPO_ROOT, path);
+  const info: AddonInfo = {
+    path: rel.startsWith('..') ? path : rel,
+    sha256: createHash('sha256').update(readFileSync(path)).digest('hex').slice(0, 12),
+    builtAt: st.mtime.toISOString(),
+    warnings: [],
+  };
+  if (info.path !== join('build', 'Release', 'kiln.node')) info.warnings.push('not the default build (KILN_ADDON)');
+  for (const source of NATIVE_SOURCES) {
+    const n = newestSource(join(REPO_ROOT, source));
+    if (n && n.mtimeMs > st.mtimeMs) {
+      info.warnings.push(`${relative(REPO_ROOT, n.file)} changed after it was built (npm run build:native)`);
+      break;
+    }
+  }
+  const git = (...args: string[]) => spawnSync('git', ['-C', REPO_ROOT, ...args], { encoding: 'utf8' });
+  const head = git('rev-parse', '--short', 'HEAD');
+  if (head.status === 0) {
+    info.commit = head.stdout.trim();
+    const dirty = git('status', '--porcelain', '--', ...NATIVE_SOURCES);
+    if (dirty.status === 0 && dirty.stdout.trim()) info.warnings.push('native sources differ from HEAD');
+  }
+  return info;
+}
 
 export interface MachineInfo {
   cpu: string;
@@ -13,6 +78,7 @@ export interface MachineInfo {
   /** 1-minute load average when the bench started: other work on the machine. */
   load: number;
   node: string;
+  addon: AddonInfo;
 }
 
 export interface MachineLimits {
@@ -40,6 +106,7 @@ export function machineInfo(): MachineInfo {
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     load: loadavg()[0]!,
     node: process.version,
+    addon: addonInfo(),
   };
 }
 
@@ -63,6 +130,8 @@ export function probeReadNow(threads: number): Promise<number> {
 export function describeMachine(m: MachineInfo, limits?: MachineLimits): string {
   const lines = [
     `${m.cpu}: ${m.physicalCores} cores (${m.logicalCores} logical), ${m.features.join('/')}, ${m.memoryGiB} GiB, Node ${m.node}, load ${m.load.toFixed(2)}`,
+    `kiln addon ${m.addon.path} (sha256 ${m.addon.sha256}, built ${m.addon.builtAt})${m.addon.commit ? ` at ${m.addon.commit}` : ''}` +
+      (m.addon.warnings.length ? `; WARNING: ${m.addon.warnings.join('; ')}` : ''),
   ];
   if (limits) {
     lines.push(`measured with ${limits.threads} threads: read ${limits.readGBs.toFixed(1)} GB/s, FP32 FMA ${limits.fmaGFlops.toFixed(0)} GFLOP/s`);

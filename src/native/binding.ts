@@ -152,6 +152,13 @@ export interface NativeAddon {
 }
 
 let cached: NativeAddon | undefined;
+let cachedPath: string | undefined;
+
+/** The file native() loaded the addon from (loading it first if need be). */
+export function nativeAddonPath(): string {
+  native();
+  return cachedPath!;
+}
 
 /** Loads build/Release/kiln.node (cmake-js) or the node-gyp build. */
 export function native(): NativeAddon {
@@ -166,6 +173,7 @@ export function native(): NativeAddon {
     if (!existsSync(path)) continue;
     try {
       cached = require(path) as NativeAddon;
+      cachedPath = path;
       return cached;
     } catch (err) {
       throw new NativeAddonError(`The native addon at ${path} failed to load: ${(err as Error).message}. Rebuild it with \`npm run build:native\`.`, { cause: err });
