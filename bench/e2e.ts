@@ -33,11 +33,10 @@ import { openGguf } from '../src/gguf/open-gguf.js';
 import { barChart } from './e2e-chart.js';
 import { ensureLlamaBench, ensureLlamaBenchAvx2, installLlamaPeer, LlamaBenchEngine } from './llama-bench.js';
 import { type EngineOptions, LLAMA_PACKAGE_ENTRY, type RunRequest, type RunResult } from './e2e-engine.js';
-import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, probeReadNow } from './machine.js';
+import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, probeReadNow, REPO_ROOT, warnAboutAddon } from './machine.js';
 import { BENCH_TYPES, DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const REPO_ROOT = join(HERE, '..', '..');
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const DEFAULT_MODELS = ['tinyllama:q4_0', 'tinyllama:q8_0', 'tinyllama:f16', 'qwen2:q8_0'];
 type EngineName = EngineOptions['engine'] | 'llama-bench' | 'llama-bench-avx2';
@@ -264,7 +263,7 @@ export async function run(args: string[]): Promise<void> {
   if (peers.length > 0) installLlamaPeer();
 
   const machine = machineInfo();
-  if (machine.addon.warnings.length) process.stderr.write(`WARNING: kiln addon ${machine.addon.path}: ${machine.addon.warnings.join('; ')}\n`);
+  warnAboutAddon(machine);
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   let limits = await measureLimits(threads, 1);
   console.log(`kiln backend ${backend}${level === 'avx2' ? ' (kernels forced to the AVX2 tier)' : ''}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +

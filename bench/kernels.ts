@@ -21,7 +21,7 @@ import { WebGpuBackend } from '../src/backend/webgpu/webgpu-backend.js';
 import { GgmlType, GGML_TYPES, rowBytes } from '../src/gguf/ggml-type.js';
 import { GraphBuilder, type WeightData } from '../src/model/graph.js';
 import { native } from '../src/native/binding.js';
-import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, type MachineLimits } from './machine.js';
+import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, type MachineLimits, warnAboutAddon } from './machine.js';
 
 /** Every backend the bench knows: a new backend is one entry here. */
 const BACKENDS: Record<BackendName, (() => Backend) | null> = {
@@ -311,7 +311,7 @@ export async function run(args: string[]): Promise<void> {
   if (wanted && !BACKENDS[wanted as BackendName]) throw new Error(`backend '${wanted}' is not in this build; present: ${backends.join(', ')}`);
 
   const machine = machineInfo();
-  if (machine.addon.warnings.length) process.stderr.write(`WARNING: kiln addon ${machine.addon.path}: ${machine.addon.warnings.join('; ')}\n`);
+  warnAboutAddon(machine);
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   const limits = await measureLimits(threads);
   console.log(describeMachine(machine, limits));

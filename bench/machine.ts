@@ -8,7 +8,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { native, nativeAddonPath } from '../src/native/binding.js';
 
-const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // What the addon is built from: a file here newer than the addon means it was not rebuilt since.
 const NATIVE_SOURCES = ['native', 'CMakeLists.txt', 'binding.gyp'];
 
@@ -67,6 +67,11 @@ export function addonInfo(): AddonInfo {
     if (dirty.status === 0 && dirty.stdout.trim()) info.warnings.push('native sources differ from HEAD');
   }
   return info;
+}
+
+/** Writes the addon's warnings to stderr, before a long run starts on a stale or scratch build. */
+export function warnAboutAddon(m: MachineInfo): void {
+  if (m.addon.warnings.length) process.stderr.write(`WARNING: kiln addon ${m.addon.path}: ${m.addon.warnings.join('; ')}\n`);
 }
 
 export interface MachineInfo {
