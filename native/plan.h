@@ -81,6 +81,7 @@ class Plan {
   void packWeightsOnce();
   void findSharedProducts();
   MulMatProduct product(const PlanNode& node);
+  void prefetchWhileIdle(size_t group, int64_t nTokens, int64_t nOutputs);
   float* act(int id) { return buffers_[tensors_[id].buffer].data(); }
   const float* constF32(int id) const;
   KvView kvView(int slot, int layer);
@@ -90,6 +91,11 @@ class Plan {
   // Per node: for the first of consecutive products of one activation (q/k/v, gate/up), how many
   // run together (mulMatShared); 1 for any other product.
   std::vector<int> sharedProducts_;
+  // Per node that starts a run of products: the node that starts the next run, the first again
+  // after the last (the next step's).
+  std::vector<size_t> nextProducts_;
+  std::vector<const char*> idleSpans_;
+  std::vector<size_t> idleBytes_;
   int output_;
   PlanOptions options_;
   ThreadPool pool_;

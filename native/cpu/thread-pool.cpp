@@ -23,6 +23,8 @@ namespace {
 // descheduled peer can run on a busy machine, then sleep so an idle runtime costs no CPU.
 constexpr int kSpinIterations = 2000;
 constexpr int kYieldIterations = 20000;
+// Lines an idle thread asks for between two looks for work (a look is one atomic load).
+constexpr size_t kPrefetchStep = 4 * 64;
 
 inline void backoff(int iteration) {
   if (iteration < kSpinIterations) {
@@ -36,7 +38,7 @@ constexpr uint32_t generationOf(uint64_t ticket) { return (uint32_t)(ticket >> 3
 constexpr uint32_t chunkOf(uint64_t ticket) { return (uint32_t)ticket; }
 }  // namespace
 
-ThreadPool::ThreadPool(int nThreads) : nThreads_(nThreads < 1 ? 1 : nThreads) {
+ThreadPool::ThreadPool(int nThreads) : nThreads_(nThreads < 1 ? 1 : nThreads), idle_(nThreads_) {
   workers_.reserve(nThreads_ - 1);
   for (int i = 1; i < nThreads_; i++) workers_.emplace_back([this, i] { workerLoop(i); });
 }
@@ -57,6 +59,30 @@ void ThreadPool::publish(uint32_t g) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     wake_.notify_all();
   }
+}
+
+void ThreadPool::prefetchWhileIdle(const char* const* spans, const size_t* bytes) {
+  for (int t = 0; t < nThreads_; t++) {
+    IdleSpan& s = idle_[t];
+    s.data.store(spans[t], std::memory_order_relaxed);
+    s.bytes.store(spans[t] ? bytes[t] : 0, std::memory_order_relaxed);
+    s.id.fetch_add(1, std::memory_order_release);
+  }
+}
+
+bool ThreadPool::prefetchSome(int ith) {
+  IdleSpan& s = idle_[ith];
+  const uint32_t id = s.id.load(std::memory_order_acquire);
+  if (id != s.seen) {
+    s.seen = id;
+    s.done = 0;
+  }
+  const char* data = s.data.load(std::memory_order_relaxed);
+  const size_t bytes = s.bytes.load(std::memory_order_relaxed);
+  if (!data || s.done >= bytes) return false;
+  for (size_t b = 0; b < kPrefetchStep; b += 64) __builtin_prefetch(data + s.done + b);
+  s.done += kPrefetchStep;
+  return true;
 }
 
 void ThreadPool::run(const std::function<void(int, int)>& fn) {
@@ -103,6 +129,8 @@ void ThreadPool::parallelFor(int64_t nChunks, const std::function<void(int64_t, 
   publish(g);
   const int64_t mine = takeChunks(g, job, 0);
   done_.fetch_add(mine, std::memory_order_acq_rel);
+  while (done_.load(std::memory_order_acquire) != nChunks && prefetchSome(0)) {
+  }
   for (int i = 0; done_.load(std::memory_order_acquire) != nChunks; i++) backoff(i);
 }
 
@@ -110,6 +138,7 @@ void ThreadPool::workerLoop(int ith) {
   uint32_t seen = 0;
   for (;;) {
     uint64_t t = ticket_.load(std::memory_order_acquire);
+    while (generationOf(t) == seen && prefetchSome(ith)) t = ticket_.load(std::memory_order_acquire);
     for (int i = 0; generationOf(t) == seen && i < kSpinIterations + kYieldIterations; i++) {
       backoff(i);
       t = ticket_.load(std::memory_order_acquire);

@@ -30,6 +30,14 @@ class ThreadPool {
   // caller) indexes per-thread scratch. fn must not throw.
   void parallelFor(int64_t nChunks, const std::function<void(int64_t chunk, int thread)>& fn);
 
+  // Memory for idle threads to ask for: from now on, thread t asks for the cache lines of
+  // [spans[t], spans[t] + bytes[t]) while it has nothing to do: the caller while it waits in
+  // parallelFor for the others, a worker between ops. Each span is asked for once, in order, a few
+  // lines at a time between looks for work, so no op waits on it. A decode step gives each thread
+  // the start of the next product's chunk it will most likely take (see Plan::forwardBatch).
+  // `spans` and `bytes` hold size() entries; a null span or 0 bytes asks for nothing.
+  void prefetchWhileIdle(const char* const* spans, const size_t* bytes);
+
  private:
   // An op as the workers see it, in one of two slots by generation parity (see the .cpp).
   struct Job {
@@ -41,6 +49,19 @@ class ThreadPool {
   void publish(uint32_t generation);
   int64_t takeChunks(uint32_t generation, const Job& job, int thread);
   void workerLoop(int ith);
+  // Asks for the next lines of thread ith's idle span, if any are left; false when none are.
+  bool prefetchSome(int ith);
+
+  // A thread's idle span (prefetchWhileIdle), and how far it has got: `id` counts the calls, so a
+  // thread sees a new span and starts it from the beginning. Atomic since the caller sets them while
+  // workers read; a mixed read can only ask for lines nobody needs.
+  struct alignas(64) IdleSpan {
+    std::atomic<const char*> data{nullptr};
+    std::atomic<size_t> bytes{0};
+    std::atomic<uint32_t> id{0};
+    uint32_t seen = 0;  // the thread's own
+    size_t done = 0;    // the thread's own
+  };
 
   const int nThreads_;
   std::vector<std::thread> workers_;
@@ -49,6 +70,7 @@ class ThreadPool {
   std::atomic<uint64_t> ticket_{0};
   std::atomic<int64_t> done_{0};
   std::atomic<bool> stop_{false};
+  std::vector<IdleSpan> idle_;
   std::atomic<int> sleepers_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
