@@ -94,9 +94,10 @@ describe('packed Q8_0 and Q4_0 in segments of 1024 values and super-groups of 32
   // The packed order goes super-group by super-group (Q8_0: 4 groups of 8 rows; the AVX-512 Q4_0
   // tile: 2 pairs of groups, an odd last group after them), and within one segment by segment (32
   // blocks), so shapes with a short last segment, a short last super-group or both must still give
-  // every row its own blocks: decode (segment after segment with the rows' sums carried), several
-  // tokens (Q8_0 unpacked to the file's layout; Q4_0 in row chunks of 16 that may start halfway
-  // through a super-group) and get_rows of tied Q8_0 embeddings.
+  // every row its own blocks: decode (segment after segment with the rows' sums carried), a few
+  // tokens (Q8_0 up to 8 as decode, token after token over each segment), more tokens (Q8_0
+  // unpacked to the file's layout; Q4_0 in row chunks of 16 that may start halfway through a
+  // super-group) and get_rows of tied Q8_0 embeddings.
   const shapes = [
     { rows: 72, cols: 32 * 37 },   // 9 groups: 2 super-groups and 1 group; segments of 32 and 5 blocks
     { rows: 200, cols: 32 * 64 },  // 25 groups; two whole segments
@@ -108,7 +109,7 @@ describe('packed Q8_0 and Q4_0 in segments of 1024 values and super-groups of 32
       it(`${GGML_TYPES[type].name}: ${rows} rows x ${cols} values`, async () => {
         const r = prng(rows + cols + type);
         const weights = quantize(type, gaussians(r, rows * cols));
-        for (const nTokens of [1, 3, 37]) {
+        for (const nTokens of [1, 3, 8, 9, 37]) {
           const x = gaussians(r, nTokens * cols);
           const generic = await product('generic', type, weights, rows, cols, x, nTokens);
           for (const level of ['avx2', 'best'] as const) {
