@@ -370,6 +370,32 @@ inline void q8_0EightRowsVnniBlocks(int64_t nb, __m512* acc, const Rows& rows, c
   }
 }
 
+// q8_0EightRowsVnniBlocks for T tokens at once (acc[t][4]; token t's blocks at y + t * ldY): each
+// block's rows are loaded, flipped and their scales widened once for every token, and each token
+// then takes exactly the steps it takes alone (the same bits).
+template <int T>
+inline void q8_0EightRowsVnniTokens(int64_t nb, __m512 (*acc)[4], const Q8_0PackedRows& rows, const BlockQ8_0* y, int64_t ldY) {
+  const __m512i bias = _mm512_set1_epi8((char)0x80);
+  for (int64_t b = 0; b < nb; b++) {
+    const __m256 scales = _mm256_cvtph_ps(rows.scales(b));
+    __m512i flipped[4];
+    for (int p = 0; p < 4; p++) flipped[p] = _mm512_xor_si512(rowPair(rows, b, p), bias);
+    for (int t = 0; t < T; t++) {
+      const BlockQ8_0& yb = y[t * ldY + b];
+      const __m512 d16 = _mm512_castps256_ps512(_mm256_mul_ps(scales, _mm256_set1_ps(fp16(yb.d))));
+      const __m512i qy = _mm512_broadcast_i64x4(load32(yb.qs));
+      const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, qy));
+      for (int p = 0; p < 4; p++) {
+        const __m512i sums = _mm512_dpbusd_epi32(start, flipped[p], qy);
+        const __m512 dp = _mm512_permutexvar_ps(_mm512_set_epi32(2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1,
+                                                                 2 * p + 1, 2 * p + 1, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p),
+                                                d16);
+        acc[t][p] = _mm512_fmadd_ps(dp, _mm512_cvtepi32_ps(sums), acc[t][p]);
+      }
+    }
+  }
+}
+
 // Each row's sum of its 8 lanes, as the AVX2 kernel's.
 inline void storeEightRows(const __m512* acc, float* s) {
   for (int p = 0; p < 4; p++) {
@@ -400,6 +426,38 @@ void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* acc, bool first, floa
       storeEightRows(a, s + 8 * g);
     } else {
       for (int p = 0; p < 4; p++) _mm512_storeu_ps(ag + 16 * p, a[p]);
+    }
+  }
+}
+
+// Tokens up to 4 at a time (their accumulators stay in registers), each group's rows loaded once
+// for them. Token t's acc at acc + t * ldAcc, its blocks at y + t * ldY, its sums at s + t * ldS.
+void gemvQ8_0x8Tokens_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* acc, int64_t ldAcc, bool first, float* s, int64_t ldS,
+                             const BlockQ8_0x8* x, const BlockQ8_0* y, int64_t ldY) {
+  for (int64_t t0 = 0; t0 < nt; t0 += 4) {
+    const int T = (int)std::min<int64_t>(4, nt - t0);
+    for (int64_t g = 0; g < nGroups; g++) {
+      __m512 a[4][4];
+      for (int t = 0; t < T; t++) {
+        const float* ag = acc + (t0 + t) * ldAcc + 64 * g;
+        for (int p = 0; p < 4; p++) a[t][p] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(ag + 16 * p);
+      }
+      const Q8_0PackedRows rows{x + g * nb};
+      const BlockQ8_0* yt = y + t0 * ldY;
+      switch (T) {
+        case 1: q8_0EightRowsVnniTokens<1>(nb, a, rows, yt, ldY); break;
+        case 2: q8_0EightRowsVnniTokens<2>(nb, a, rows, yt, ldY); break;
+        case 3: q8_0EightRowsVnniTokens<3>(nb, a, rows, yt, ldY); break;
+        default: q8_0EightRowsVnniTokens<4>(nb, a, rows, yt, ldY); break;
+      }
+      for (int t = 0; t < T; t++) {
+        if (s) {
+          storeEightRows(a[t], s + (t0 + t) * ldS + 8 * g);
+        } else {
+          float* ag = acc + (t0 + t) * ldAcc + 64 * g;
+          for (int p = 0; p < 4; p++) _mm512_storeu_ps(ag + 16 * p, a[t][p]);
+        }
+      }
     }
   }
 }

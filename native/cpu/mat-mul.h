@@ -94,6 +94,11 @@ struct SegmentedLayout {
 // row gets the bits of vecDotQ8_0_avx2.
 void gemvQ8_0x8_avx2(int64_t nb, int64_t nGroups, float* acc, bool first, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y);
 void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* acc, bool first, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y);
+// gemvQ8_0x8_avx512 for nt tokens (a continuous-batching step), the rows read once for each 4:
+// token t's acc at acc + t * ldAcc, its blocks at y + t * ldY, its row sums at s + t * ldS; every
+// token gets the bits it gets alone.
+void gemvQ8_0x8Tokens_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* acc, int64_t ldAcc, bool first, float* s, int64_t ldS,
+                             const BlockQ8_0x8* x, const BlockQ8_0* y, int64_t ldY);
 // mat-mul-avx2.cpp: s[t * ldS + 8g + r] for nGroups groups of 8 packed rows (nb blocks each) and nt
 // Q8_0 activation rows (nb blocks each, with their sums): one FMA per block in block order on the
 // block's exact integer sum, the bits of vecDotQ4_0_generic.
