@@ -112,8 +112,8 @@ void Plan::findSharedProducts() {
 // last head, the activations' conversion). Meanwhile each asks for the start of the chunk of the
 // next run of products it will most likely take (the chunks go out in order, the caller's first:
 // thread t's is chunk t), so the memory works on through the waits. TinyLlama decode on the Zen 5
-// VM, alternating rounds, by the median round's ratio: Q4_0 +5% and +7.6% (16 of 19 rounds
-// faster), Q8_0 and Q4_K level (their products already stream more of the bandwidth).
+// VM, three sets of alternating rounds, by the median round's ratio: Q4_0 +4.5%, +7.6% and +5.3%
+// (16 of 19 rounds faster); Q8_0 and Q4_K within their noise (bench/README.md).
 void Plan::prefetchWhileIdle(size_t group, int64_t nTokens, int64_t nOutputs) {
   const size_t next = nextProducts_[group];
   const int count = sharedProducts_[next];
