@@ -344,6 +344,30 @@ inline __m512i rowPair(const Rows& rows, int64_t b, int p) {
 }
 inline __m512i rowPair(const Q8_0PackedRows& rows, int64_t b, int p) { return _mm512_loadu_si512(rows.values(b, 2 * p)); }
 
+// The values of block b's rows made unsigned (x + 128), pair by pair.
+template <typename Rows>
+inline void flipRows(const Rows& rows, int64_t b, __m512i* flipped) {
+  const __m512i bias = _mm512_set1_epi8((char)0x80);
+  for (int p = 0; p < 4; p++) flipped[p] = _mm512_xor_si512(rowPair(rows, b, p), bias);
+}
+
+// One block of one token against the 8 rows: `scales` the rows' scales widened, `flipped` their
+// values made unsigned.
+inline void q8_0EightRowsVnniBlock(__m256 scales, const __m512i* flipped, const BlockQ8_0& yb, __m512* acc) {
+  const __m512i bias = _mm512_set1_epi8((char)0x80);
+  const __m512 d16 = _mm512_castps256_ps512(_mm256_mul_ps(scales, _mm256_set1_ps(fp16(yb.d))));
+  const __m512i qy = _mm512_broadcast_i64x4(load32(yb.qs));
+  const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, qy));
+  for (int p = 0; p < 4; p++) {
+    const __m512i sums = _mm512_dpbusd_epi32(start, flipped[p], qy);
+    // Lanes 0-7 take row 2p's scale product, lanes 8-15 row 2p + 1's.
+    const __m512 dp = _mm512_permutexvar_ps(_mm512_set_epi32(2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1,
+                                                             2 * p + 1, 2 * p + 1, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p),
+                                            d16);
+    acc[p] = _mm512_fmadd_ps(dp, _mm512_cvtepi32_ps(sums), acc[p]);
+  }
+}
+
 // One token against 8 Q8_0 rows (decode), two rows per 512-bit vector (row 2p's 8 lanes in the
 // lower half, row 2p + 1's in the upper): the AVX2 kernel's (q8_0EightRows) lanes, with each pair's
 // quad sums from one vpdpbusd of the weights made unsigned (x + 128) and started at -128 * the
@@ -353,20 +377,10 @@ inline __m512i rowPair(const Q8_0PackedRows& rows, int64_t b, int p) { return _m
 // closer to the memory's pace. Rows: Q8_0FileRows or Q8_0PackedRows.
 template <typename Rows>
 inline void q8_0EightRowsVnniBlocks(int64_t nb, __m512* acc, const Rows& rows, const BlockQ8_0* y) {
-  const __m512i bias = _mm512_set1_epi8((char)0x80);
   for (int64_t b = 0; b < nb; b++) {
-    const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(rows.scales(b)), _mm256_set1_ps(fp16(y[b].d)));
-    const __m512 d16 = _mm512_castps256_ps512(d);
-    const __m512i qy = _mm512_broadcast_i64x4(load32(y[b].qs));
-    const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, qy));
-    for (int p = 0; p < 4; p++) {
-      const __m512i sums = _mm512_dpbusd_epi32(start, _mm512_xor_si512(rowPair(rows, b, p), bias), qy);
-      // Lanes 0-7 take row 2p's scale product, lanes 8-15 row 2p + 1's.
-      const __m512 dp = _mm512_permutexvar_ps(_mm512_set_epi32(2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1,
-                                                               2 * p + 1, 2 * p + 1, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p),
-                                              d16);
-      acc[p] = _mm512_fmadd_ps(dp, _mm512_cvtepi32_ps(sums), acc[p]);
-    }
+    __m512i flipped[4];
+    flipRows(rows, b, flipped);
+    q8_0EightRowsVnniBlock(_mm256_cvtph_ps(rows.scales(b)), flipped, y[b], acc);
   }
 }
 
@@ -375,24 +389,11 @@ inline void q8_0EightRowsVnniBlocks(int64_t nb, __m512* acc, const Rows& rows, c
 // then takes exactly the steps it takes alone (the same bits).
 template <int T>
 inline void q8_0EightRowsVnniTokens(int64_t nb, __m512 (*acc)[4], const Q8_0PackedRows& rows, const BlockQ8_0* y, int64_t ldY) {
-  const __m512i bias = _mm512_set1_epi8((char)0x80);
   for (int64_t b = 0; b < nb; b++) {
     const __m256 scales = _mm256_cvtph_ps(rows.scales(b));
     __m512i flipped[4];
-    for (int p = 0; p < 4; p++) flipped[p] = _mm512_xor_si512(rowPair(rows, b, p), bias);
-    for (int t = 0; t < T; t++) {
-      const BlockQ8_0& yb = y[t * ldY + b];
-      const __m512 d16 = _mm512_castps256_ps512(_mm256_mul_ps(scales, _mm256_set1_ps(fp16(yb.d))));
-      const __m512i qy = _mm512_broadcast_i64x4(load32(yb.qs));
-      const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, qy));
-      for (int p = 0; p < 4; p++) {
-        const __m512i sums = _mm512_dpbusd_epi32(start, flipped[p], qy);
-        const __m512 dp = _mm512_permutexvar_ps(_mm512_set_epi32(2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1,
-                                                                 2 * p + 1, 2 * p + 1, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p),
-                                                d16);
-        acc[t][p] = _mm512_fmadd_ps(dp, _mm512_cvtepi32_ps(sums), acc[t][p]);
-      }
-    }
+    flipRows(rows, b, flipped);
+    for (int t = 0; t < T; t++) q8_0EightRowsVnniBlock(scales, flipped, y[t * ldY + b], acc[t]);
   }
 }
 

@@ -379,7 +379,7 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
       } else {
         job.kind = JobKind::UnpackedQ8_0;
         job.split = unpackSplit(*w, threads);
-        job.unpacked = scratch + packedSumsOffset(cols, nTokens);
+        job.unpacked = scratch ? scratch + packedSumsOffset(cols, nTokens) : nullptr;
         job.unpackedStride = unpackedStride(*w, job.split);
       }
     } else {
@@ -388,7 +388,7 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
       job.kind = JobKind::PackedQ4_0;
       job.w = typeTraits(w->type);
       job.split = splitWork(rowBytes(w->type, cols), w->rows, threads, w->groupRows == 16 && nTokens == 1 ? 16 * kQ4SuperPairs : w->groupRows, nTokens);
-      job.sums = reinterpret_cast<Q8BlockSums*>(scratch + packedSumsOffset(cols, nTokens));
+      job.sums = scratch ? reinterpret_cast<Q8BlockSums*>(scratch + packedSumsOffset(cols, nTokens)) : nullptr;
     }
     return job;
   }
