@@ -34,7 +34,7 @@ class ThreadPool {
   // [spans[t], spans[t] + bytes[t]) while it has nothing to do: the caller while it waits in
   // parallelFor for the others, a worker between ops. Each span is asked for once, in order, a few
   // lines at a time between looks for work, so no op waits on it. A decode step gives each thread
-  // the start of the next product's chunk it will most likely take (see Plan::forwardBatch).
+  // the start of the next product's chunk it will most likely take (see Plan::prefetchWhileIdle).
   // `spans` and `bytes` hold size() entries; a null span or 0 bytes asks for nothing.
   void prefetchWhileIdle(const char* const* spans, const size_t* bytes);
 
