@@ -121,11 +121,8 @@ void Plan::prefetchWhileIdle(size_t group, int64_t nTokens, int64_t nOutputs) {
   for (int k = 0; k < count; k++) products[k] = product(nodes_[next + k]);
   const int64_t cols = tensors_[nodes_[next].inputs[0]].cols;
   const int64_t rows = rowsOf(tensors_[nodes_[next].output], nTokens, nOutputs);
-  for (int t = 0; t < pool_.size(); t++) {
-    size_t bytes = 0;
-    idleSpans_[t] = rows > 0 ? mulMatChunkWeights(products, count, cols, rows, pool_.size(), t, &bytes) : nullptr;
-    idleBytes_[t] = std::min(bytes, kIdlePrefetchBytes);
-  }
+  mulMatFirstChunks(products, rows > 0 ? count : 0, cols, rows, pool_.size(), idleSpans_.data(), idleBytes_.data());
+  for (size_t& bytes : idleBytes_) bytes = std::min(bytes, kIdlePrefetchBytes);
   pool_.prefetchWhileIdle(idleSpans_.data(), idleBytes_.data());
 }
 

@@ -460,24 +460,25 @@ void mulMatShared(const MulMatProduct* products, int count, int64_t cols, const 
   });
 }
 
-const char* mulMatChunkWeights(const MulMatProduct* products, int count, int64_t cols, int64_t nTokens, int threads, int64_t chunk,
-                               size_t* bytes) {
-  for (int i = 0; i < count; i++) {
+void mulMatFirstChunks(const MulMatProduct* products, int count, int64_t cols, int64_t nTokens, int threads, const char** spans,
+                       size_t* bytes) {
+  int c = 0;
+  for (int i = 0; i < count && c < threads; i++) {
     const MulMatJob job = makeJob(products[i], cols, nullptr, nTokens, threads, nullptr);
-    if (chunk >= job.chunks()) {
-      chunk -= job.chunks();
-      continue;
-    }
     // Every layout keeps a chunk's rows together, at the file layout's bytes per row: the packed
     // groups one after another, packed Q8_0's segments within their super-group.
     const size_t rb = rowBytes(products[i].packed ? products[i].packed->type : products[i].w->type, cols);
     const char* base = products[i].packed ? reinterpret_cast<const char*>(products[i].packed->data) : static_cast<const char*>(products[i].weights);
-    const int64_t r0 = job.split.rowBegin(chunk), r1 = job.split.rowEnd(chunk);
-    *bytes = rb * (size_t)(r1 - r0);
-    return base + rb * (size_t)r0;
+    for (int64_t k = 0; k < job.chunks() && c < threads; k++, c++) {
+      const int64_t r0 = job.split.rowBegin(k), r1 = job.split.rowEnd(k);
+      spans[c] = base + rb * (size_t)r0;
+      bytes[c] = rb * (size_t)(r1 - r0);
+    }
   }
-  *bytes = 0;
-  return nullptr;
+  for (; c < threads; c++) {
+    spans[c] = nullptr;
+    bytes[c] = 0;
+  }
 }
 
 void mulMatPacked(const PackedWeights& w, const float* x, int64_t nTokens, float* y, ThreadPool& pool, void* scratch) {

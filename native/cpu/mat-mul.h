@@ -160,10 +160,11 @@ constexpr int kMaxSharedProducts = 4;
 void mulMatShared(const MulMatProduct* products, int count, int64_t cols, const float* x, int64_t nTokens, ThreadPool& pool,
                   void* scratch);
 
-// The weights chunk `chunk` of mulMatShared(products, count, cols, x, nTokens) reads, for asking
-// for them ahead (ThreadPool::prefetchWhileIdle): where they start, and *bytes of them; null past
-// the last chunk. Chunks are numbered as the shared loop numbers them, the products in order.
-const char* mulMatChunkWeights(const MulMatProduct* products, int count, int64_t cols, int64_t nTokens, int threads, int64_t chunk,
-                               size_t* bytes);
+// The weights each of the first `threads` chunks of mulMatShared(products, count, cols, x, nTokens)
+// reads, for asking for them ahead (ThreadPool::prefetchWhileIdle): chunk c's start in spans[c],
+// its size in bytes[c]; null and 0 past the last chunk. Chunks are numbered as the shared loop
+// numbers them, the products in order.
+void mulMatFirstChunks(const MulMatProduct* products, int count, int64_t cols, int64_t nTokens, int threads, const char** spans,
+                       size_t* bytes);
 
 }  // namespace kiln
