@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "quants.h"
@@ -55,6 +56,9 @@ inline QuadK quadOf(const BlockQ8_K* const* yb) {
   q.dy[1] = _mm512_permutexvar_ps(_mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3), d4);
   return q;
 }
+
+// The quads (PreparedK's groups of 4 tokens) that P token pairs take.
+constexpr int quadsOf(int P) { return (P + 1) / 2; }
 
 // What the tiles need of 4Q tokens in one block, prepared once per chunk for all its rows: each
 // pair's values of every 32-value chunk c of the block (values 32c..32c+31), their lane sums times
@@ -112,17 +116,18 @@ inline void storeTokens(const float* v, int nReal, float* s, int64_t ldS) {
   for (int t = 0; t < T && t < nReal; t++) s[t * ldS] = v[t];
 }
 
-// R rows x 4Q tokens of Q4_K or Q5_K x Q8_K. Per block and row: the scales as int16 pairs for
+// R rows x 2P tokens (P pairs, in the quadsOf(P) quads prepared) of Q4_K or Q5_K x Q8_K. Per block and row: the scales as int16 pairs for
 // vpdpwssd, and the mins term, 4 tokens to a vector (lanes 4k..4k+3 are token k's): for Q4_K the
 // 4-lane accumulators of minsTerm; for Q5_K the block's exact integer sum in every lane of the
 // group and one FMA, as the AVX2 kernel's scalar one. Per group of 64 values the row's low and high
 // nibbles (sub-blocks 2g and 2g + 1), with Q5_K's fifth bits.
 template <typename Block, bool kFifthBit>
 struct ScaleMinK {
-  template <int R, int Q, bool Stream>
+  template <int R, int P, bool Stream>
   struct Tile {
+    static constexpr int Q = quadsOf(P);
     static void run(int64_t n, int nReal, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
-      constexpr int P = 2 * Q, T = 4 * Q;
+      constexpr int T = 2 * P;
       const __m512i low4 = _mm512_set1_epi8(0x0f);
       __m512 acc[R][P], accMins[R][Q];
       for (int r = 0; r < R; r++) {
@@ -186,20 +191,21 @@ struct ScaleMinK {
     }
   };
 };
-template <int R, int Q, bool Stream>
-using Q4KTile = ScaleMinK<BlockQ4_K, false>::Tile<R, Q, Stream>;
-template <int R, int Q, bool Stream>
-using Q5KTile = ScaleMinK<BlockQ5_K, true>::Tile<R, Q, Stream>;
+template <int R, int P, bool Stream>
+using Q4KTile = ScaleMinK<BlockQ4_K, false>::Tile<R, P, Stream>;
+template <int R, int P, bool Stream>
+using Q5KTile = ScaleMinK<BlockQ5_K, true>::Tile<R, P, Stream>;
 
-// R rows x 4Q tokens of Q6_K x Q8_K. vecDotQ6_K_avx2 takes the offset of 32 off each pair sum of
+// R rows x 2P tokens of Q6_K x Q8_K. vecDotQ6_K_avx2 takes the offset of 32 off each pair sum of
 // 6-bit values; here each 4-value lane sum starts from -32 * sum(y) (int32, once per token pair
 // for all rows), vpdpbusd adds the lane's products, and vpdpwssd multiplies that sum (within int16)
 // by the sub-block's scale, held in the low 16 bits of each lane with a zero above: the same int32
 // lanes as the AVX2 madd of the corrected pair sums.
-template <int R, int Q, bool Stream>
+template <int R, int P, bool Stream>
 struct Q6KTile {
+  static constexpr int Q = quadsOf(P);
   static void run(int64_t n, int nReal, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
-    constexpr int P = 2 * Q, T = 4 * Q;
+    constexpr int T = 2 * P;
     const __m512i low4 = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
     __m512 acc[R][P];
     for (int r = 0; r < R; r++)
@@ -424,32 +430,37 @@ int64_t decodeRows(int64_t n, int64_t nr, float* s, const void* vx, size_t xStri
   return r;
 }
 
-// Tile<kRows, Q> over one tile of 4Q tokens (nReal of them real) and the rows in fours (the last
-// ones Tile<1, Q>); the caller walks tokens outer, so a tile's prepared tokens stay in L1 while the
+// Tile<kRows, P> over one tile of 2P tokens (nReal of them real) and the rows in fours (the last
+// ones Tile<1, P>); the caller walks tokens outer, so a tile's prepared tokens stay in L1 while the
 // chunk's rows come from L2 (one thread, GFLOP/s, rows outer -> tokens outer: Q4_K 139 -> 147 and
 // 125 -> 143, Q6_K 120 -> 129 and 112 -> 127 for 512x2048->5632 and 512x5632->2048).
 constexpr int kRows = 4;
-template <template <int, int, bool> class Tile, int Q, bool Stream>
-void walkRows(int64_t n, int64_t nr, int nReal, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
+template <template <int, int, bool> class Tile, int P, bool Stream>
+void walkRows(int64_t n, int64_t nr, int nReal, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<quadsOf(P)>* tb) {
   int64_t r = 0;
-  for (; r + kRows <= nr; r += kRows) Tile<kRows, Q, Stream>::run(n, nReal, s + r, ldS, x + r * xStride, xStride, tb);
-  for (; r < nr; r++) Tile<1, Q, Stream>::run(n, nReal, s + r, ldS, x + r * xStride, xStride, tb);
+  for (; r + kRows <= nr; r += kRows) Tile<kRows, P, Stream>::run(n, nReal, s + r, ldS, x + r * xStride, xStride, tb);
+  for (; r < nr; r++) Tile<1, P, Stream>::run(n, nReal, s + r, ldS, x + r * xStride, xStride, tb);
 }
 
-template <template <int, int, bool> class Tile, int Q>
+template <template <int, int, bool> class Tile, int P>
 void walkTile(int64_t n, int64_t nr, int nReal, bool stream, float* s, int64_t ldS, const char* x, size_t xStride, const char* y,
               size_t yStride) {
+  constexpr int Q = quadsOf(P);
   const int64_t nb = n / QK_K;
   thread_local std::vector<PreparedK<Q>> prepared;
   if (prepared.size() < (size_t)nb) prepared.resize((size_t)nb);
   prepareK<Q>(y, yStride, nReal, nb, prepared.data());
-  if (stream) walkRows<Tile, Q, true>(n, nr, nReal, s, ldS, x, xStride, prepared.data());
-  else walkRows<Tile, Q, false>(n, nr, nReal, s, ldS, x, xStride, prepared.data());
+  if (stream) walkRows<Tile, P, true>(n, nr, nReal, s, ldS, x, xStride, prepared.data());
+  else walkRows<Tile, P, false>(n, nr, nReal, s, ldS, x, xStride, prepared.data());
 }
 
-// Tiles of 8 tokens; 2-7 left over take one tile of 4 or 8 with the last token repeated (a
-// continuous-batching step of a few decode rows is one such tile: it streams its weights); the
-// number of tokens done, leaving a last single token to the caller.
+// Tiles of 8 tokens (4 pairs); 2-7 left over take one tile of as many pairs as they fill, an odd
+// count's last token repeated (a continuous-batching step of a few decode rows is one such tile:
+// it streams its weights). A step's arithmetic grows with its pairs, not in steps of 4 tokens:
+// TinyLlama on the Zen 5 VM, 2 threads, a forwardBatch of 2 decode rows took 1.62-1.72x one row's
+// time padded to 4 tokens and 1.35-1.45x as one pair (Q4_K; Q5_K 1.73-1.86x -> 1.39-1.42x, Q6_K
+// 1.30-1.51x -> 1.24-1.31x), 6 rows 3.0-3.1x -> 2.5-2.7x (Q4_K). Returns the number of tokens
+// done, leaving a last single token to the caller.
 template <template <int, int, bool> class Tile>
 int64_t walkTokens(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride, const void* y,
                    size_t yStride) {
@@ -457,10 +468,18 @@ int64_t walkTokens(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, con
   const char* yb = static_cast<const char*>(y);
   const bool stream = nt <= 8;
   int64_t t = 0;
-  for (; t + 8 <= nt; t += 8) walkTile<Tile, 2>(n, nr, 8, stream, s + t * ldS, ldS, xb, xStride, yb + t * yStride, yStride);
+  for (; t + 8 <= nt; t += 8) walkTile<Tile, 4>(n, nr, 8, stream, s + t * ldS, ldS, xb, xStride, yb + t * yStride, yStride);
   const int rest = (int)(nt - t);
-  if (rest >= 2 && rest <= 4) walkTile<Tile, 1>(n, nr, rest, stream, s + t * ldS, ldS, xb, xStride, yb + t * yStride, yStride);
-  if (rest > 4) walkTile<Tile, 2>(n, nr, rest, stream, s + t * ldS, ldS, xb, xStride, yb + t * yStride, yStride);
+  const auto walk = [&](auto pairs) {
+    walkTile<Tile, decltype(pairs)::value>(n, nr, rest, stream, s + t * ldS, ldS, xb, xStride, yb + t * yStride, yStride);
+  };
+  switch ((rest + 1) / 2) {
+    case 1: if (rest == 2) walk(std::integral_constant<int, 1>{}); break;
+    case 2: walk(std::integral_constant<int, 2>{}); break;
+    case 3: walk(std::integral_constant<int, 3>{}); break;
+    case 4: walk(std::integral_constant<int, 4>{}); break;
+    default: break;
+  }
   return rest >= 2 ? nt : t;
 }
 

@@ -119,9 +119,10 @@ describe('mulMat: best kernels against generic', () => {
 
   it('a token gets the same bits in a batch of any size (prefill and decode agree)', () => {
     for (const type of [GgmlType.F16, GgmlType.Q8_0, GgmlType.Q4_0, GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K]) {
-      // 13 tokens are prefill's tiles and the few left over; 3 and 6 a continuous-batching step's one tile;
-      // 70 leaves 2 tokens past the AVX2 Q8_0 prefill's 4-token tiles.
-      for (const [nTokens, seed] of [[13, 260], [3, 261], [6, 262], [70, 263]] as const) {
+      // 13 tokens are prefill's tiles and the few left over; 2, 3, 5 and 6 a continuous-batching step's
+      // one tile (the K-quants' of 1, 2, 3 and 3 token pairs); 70 leaves 2 tokens past the AVX2 Q8_0
+      // prefill's 4-token tiles.
+      for (const [nTokens, seed] of [[13, 260], [2, 264], [3, 261], [5, 265], [6, 262], [70, 263]] as const) {
         const batch = problem(type, nTokens, seed);
         for (const level of SIMD_LEVELS) {
           const all = run(batch, level, 2);
