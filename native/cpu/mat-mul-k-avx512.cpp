@@ -116,11 +116,11 @@ inline void storeTokens(const float* v, int nReal, float* s, int64_t ldS) {
   for (int t = 0; t < T && t < nReal; t++) s[t * ldS] = v[t];
 }
 
-// R rows x 2P tokens (P pairs, in the quadsOf(P) quads prepared) of Q4_K or Q5_K x Q8_K. Per block and row: the scales as int16 pairs for
-// vpdpwssd, and the mins term, 4 tokens to a vector (lanes 4k..4k+3 are token k's): for Q4_K the
-// 4-lane accumulators of minsTerm; for Q5_K the block's exact integer sum in every lane of the
-// group and one FMA, as the AVX2 kernel's scalar one. Per group of 64 values the row's low and high
-// nibbles (sub-blocks 2g and 2g + 1), with Q5_K's fifth bits.
+// R rows x 2P tokens (P pairs, in quadsOf(P) prepared quads) of Q4_K or Q5_K x Q8_K. Per block
+// and row: the scales as int16 pairs for vpdpwssd, and the mins term, 4 tokens to a vector (lanes
+// 4k..4k+3 are token k's): for Q4_K the 4-lane accumulators of minsTerm; for Q5_K the block's exact
+// integer sum in every lane of the group and one FMA, as the AVX2 kernel's scalar one. Per group of
+// 64 values the row's low and high nibbles (sub-blocks 2g and 2g + 1), with Q5_K's fifth bits.
 template <typename Block, bool kFifthBit>
 struct ScaleMinK {
   template <int R, int P, bool Stream>
