@@ -169,7 +169,10 @@ struct ScaleMinK {
           }
         }
 
-        if constexpr (kScalesFromMemory) __asm__ volatile("" ::: "memory");  // sc is read back from memory (scaleOf)
+        // Through a pointer the compiler cannot see into, so sc is read back from memory (scaleOf);
+        // a memory clobber instead made the accumulators go through the stack every block.
+        const uint32_t(*scales)[8] = sc;
+        if constexpr (kScalesFromMemory) __asm__("" : "+r"(scales));
         __m512i sumi[R][P];
         for (int r = 0; r < R; r++)
           for (int p = 0; p < P; p++) sumi[r][p] = _mm512_setzero_si512();
@@ -181,7 +184,7 @@ struct ScaleMinK {
             __m512i vLo = _mm512_and_si512(bits, low4);
             __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
             if constexpr (kFifthBit) addFifthBits(_mm512_broadcast_i64x4(load32(xb[r]->qh)), g, &vLo, &vHi);
-            const __m512i scLo = scaleOf<kScalesFromMemory>(&sc[r][2 * g]), scHi = scaleOf<kScalesFromMemory>(&sc[r][2 * g + 1]);
+            const __m512i scLo = scaleOf<kScalesFromMemory>(&scales[r][2 * g]), scHi = scaleOf<kScalesFromMemory>(&scales[r][2 * g + 1]);
             for (int p = 0; p < P; p++) {
               sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vLo, yLo[p]), scLo);
               sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vHi, yHi[p]), scHi);
