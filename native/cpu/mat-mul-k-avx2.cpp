@@ -272,8 +272,9 @@ void walk(int64_t nb, int64_t nr, int64_t t0, int64_t t1, float* s, int64_t ldS,
 }
 
 // A continuous-batching step of 2-8 tokens: one tile of T (2, 4, 6 or 8: its pairs of tokens) with
-// an odd count's last token repeated to fill it, streamed, through copies of the activations and results (a few kilobytes), so the
-// tiles stay as they are. Every token keeps its bits: the tiles compute each token on its own.
+// an odd count's last token repeated to fill it, streamed, through copies of the activations and
+// results (a few kilobytes), so the tiles stay as they are. Every token keeps its bits: the tiles
+// compute each token on its own.
 template <typename Kind, int T>
 void padded(int64_t nb, int64_t nr, int64_t nt, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
   thread_local std::vector<char> ys;
@@ -288,10 +289,10 @@ void padded(int64_t nb, int64_t nr, int64_t nt, float* s, int64_t ldS, const cha
 // A step of 2-8 tokens as one padded, streamed tile of as many pairs as it fills: its arithmetic
 // grows with its pairs, not in steps of 4 tokens (TinyLlama Q4_K on the Zen 5 VM, 2 threads, a
 // forwardBatch of 2 decode rows took 1.80-2.05x one row's time padded to 4 tokens, 1.31-1.34x as
-// one pair; 6 rows 3.8x -> 2.9x). More (prefill): tiles of 8 tokens, then one of
-// 4 where 4-7 are left, then the rest (1-3 tokens), and decode, through `few`, the row tiles with
-// the same bits. One thread of 512x2048 -> 5632, GFLOP per CPU
-// second, Q4_K / Q5_K / Q6_K, tile shapes (rows x tokens) measured with a madd per sub-block:
+// one pair; 6 rows 3.8x -> 2.9x). More (prefill): tiles of 8 tokens, then one of 4 where 4-7 are
+// left, then the rest (1-3 tokens), and decode, through `few`, the row tiles with the same bits.
+// One thread of 512x2048 -> 5632, GFLOP per CPU second, Q4_K / Q5_K / Q6_K, tile shapes (rows x
+// tokens) measured with a madd per sub-block:
 // 1x8 119 / 104 / 96, 1x10 122 / 107 / 93, 1x12 122 / 111 / 87, 2x4 105 / 85 / 80, 2x8 109 / 98 / 85,
 // 3x4 101 / 90 / 82; 1x8 with the pairs' one madd 125 / 117 / 109; the row tiles alone 72 / 64 / 50.
 template <typename Kind>

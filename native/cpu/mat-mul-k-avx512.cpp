@@ -116,25 +116,25 @@ inline void storeTokens(const float* v, int nReal, float* s, int64_t ldS) {
   for (int t = 0; t < T && t < nReal; t++) s[t * ldS] = v[t];
 }
 
-// R rows x 2P tokens (P pairs, in quadsOf(P) prepared quads) of Q4_K or Q5_K x Q8_K. Per block
-// and row: the scales as int16 pairs for vpdpwssd, and the mins term, 4 tokens to a vector (lanes
-// 4k..4k+3 are token k's): for Q4_K the 4-lane accumulators of minsTerm; for Q5_K the block's exact
-// integer sum in every lane of the group and one FMA, as the AVX2 kernel's scalar one. Per group of
-// 64 values the row's low and high nibbles (sub-blocks 2g and 2g + 1), with Q5_K's fifth bits.
 // A sub-block's scale pair in every lane. FromMemory: one broadcast load (a load-port operation)
 // where the compiler otherwise extracts each of the row's 8 from a register (an extract, a move to
 // a general register and a broadcast: shuffle-port work beside the nibbles' unpacking). One thread,
 // 256 rows of Q4_K x 2048 in L2 (a scratch harness timing vecDotManyQ4_K_avx512, minimum of 2000
-// calls): 2 tokens 13.5 -> 11.2 us, 4 tokens 17.2 -> 15.1; TinyLlama Q4_K, a forwardBatch step of 4
-// decode rows 26.9-27.3 -> 21.6-21.8 ms. Only Q4_K's streamed tiles (few tokens) take it: Q5_K's
-// (more live registers for its fifth bits) went 14.6 -> 15.0 us, and prefill's 2-thread product
-// read 1-3% less.
+// calls): 2 tokens 13.5 -> 10.3-10.6 us, 4 tokens 17.2 -> 14.5-14.6; TinyLlama Q4_K, a forwardBatch
+// step of 4 decode rows 25.1-27.9 -> 21.6-24.0 ms (alternating builds). Only Q4_K's streamed tiles
+// (few tokens) take it: Q5_K's (more live registers for its fifth bits) went 14.6 -> 15.0 us, and
+// prefill's 2-thread product read 1-3% less.
 template <bool FromMemory>
 inline __m512i scaleOf(const uint32_t* p) {
   if constexpr (FromMemory) return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
   return _mm512_set1_epi32((int)*p);
 }
 
+// R rows x 2P tokens (P pairs, in quadsOf(P) prepared quads) of Q4_K or Q5_K x Q8_K. Per block
+// and row: the scales as int16 pairs for vpdpwssd, and the mins term, 4 tokens to a vector (lanes
+// 4k..4k+3 are token k's): for Q4_K the 4-lane accumulators of minsTerm; for Q5_K the block's exact
+// integer sum in every lane of the group and one FMA, as the AVX2 kernel's scalar one. Per group of
+// 64 values the row's low and high nibbles (sub-blocks 2g and 2g + 1), with Q5_K's fifth bits.
 template <typename Block, bool kFifthBit>
 struct ScaleMinK {
   template <int R, int P, bool Stream>
@@ -492,8 +492,8 @@ int64_t walkTokens(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, con
   const auto walk = [&](auto pairs) {
     walkTile<Tile, decltype(pairs)::value>(n, nr, rest, stream, s + t * ldS, ldS, xb, xStride, yb + t * yStride, yStride);
   };
-  switch ((rest + 1) / 2) {
-    case 1: if (rest == 2) walk(std::integral_constant<int, 1>{}); break;
+  switch (rest < 2 ? 0 : (rest + 1) / 2) {
+    case 1: walk(std::integral_constant<int, 1>{}); break;
     case 2: walk(std::integral_constant<int, 2>{}); break;
     case 3: walk(std::integral_constant<int, 3>{}); break;
     case 4: walk(std::integral_constant<int, 4>{}); break;
