@@ -416,19 +416,11 @@ void q8_0EightRowsVnni(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* 
 }  // namespace
 
 // TinyLlama Q8_0 decode@0 on Zen 5 against the file layout's 8 streams, alternating: 43.2 -> 52.6
-// tok/s in a fast-memory minute (read 83 GB/s), 37.5 -> 39.7 in a slow one.
+// tok/s in a fast-memory minute (read 83 GB/s), 37.5 -> 39.7 in a slow one. One token through the
+// few-token kernel: the same block steps (a scratch timer of 64 segments in L2 read the same 22-26
+// us either way).
 void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* acc, bool first, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y) {
-  for (int64_t g = 0; g < nGroups; g++) {
-    __m512 a[4];
-    float* ag = acc + 64 * g;
-    for (int p = 0; p < 4; p++) a[p] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(ag + 16 * p);
-    q8_0EightRowsVnniBlocks(nb, a, Q8_0PackedRows{x + g * nb}, y);
-    if (s) {
-      storeEightRows(a, s + 8 * g);
-    } else {
-      for (int p = 0; p < 4; p++) _mm512_storeu_ps(ag + 16 * p, a[p]);
-    }
-  }
+  gemvQ8_0x8Tokens_avx512(nb, nGroups, 1, acc, 0, first, s, 0, x, y, 0);
 }
 
 // Tokens up to 4 at a time (their accumulators stay in registers), each group's rows loaded once
