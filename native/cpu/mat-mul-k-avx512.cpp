@@ -94,12 +94,47 @@ inline __m512i quadTotals(__m512i v) {
 }
 
 // Q5_K's fifth bits of group g (bits 2g and 2g + 1 of each qh byte) on bit 4 of the low and high
-// values, as dotScaleMinK does in 16-bit lanes.
+// values, as dotScaleMinK does in 16-bit lanes. Prefill's tiles, whose unrolled groups make the
+// shifts constants.
 inline void addFifthBits(__m512i qh, int g, __m512i* lo, __m512i* hi) {
   const __m512i bit4 = _mm512_set1_epi8(0x10);
   *lo = _mm512_or_si512(*lo, _mm512_and_si512(_mm512_slli_epi16(_mm512_srli_epi16(qh, 2 * g), 4), bit4));
   *hi = _mm512_or_si512(*hi, _mm512_and_si512(_mm512_slli_epi16(_mm512_srli_epi16(qh, 2 * g + 1), 4), bit4));
 }
+
+// The same values by a bit test: each qh byte's bit as a mask, and 16 added where it is set (the
+// nibbles are below 16, so the add is the or), the bit patterns read from memory (load-port work).
+// In a loop over g the shifts above take their counts from general registers (a move to a vector
+// register each). One thread, 256 rows of Q5_K x 2048 in L2 (scratch harness, minimum of 6
+// alternating runs of 1000 calls), the streamed tile with this and its scales broadcast from
+// memory: 2 / 4 / 8 tokens 15.4 / 19.8 / 35.0 -> 15.0 / 18.4 / 31.9 us; prefill's unrolled tile
+// (16 tokens) was no faster with it.
+struct FifthBitPicks {
+  alignas(64) uint8_t v[8][64];  // v[k]: bit k in every byte
+  constexpr FifthBitPicks() : v{} {
+    for (int k = 0; k < 8; k++)
+      for (int i = 0; i < 64; i++) v[k][i] = (uint8_t)(1u << k);
+  }
+};
+inline constexpr FifthBitPicks kFifthBitPicks{};
+inline void addFifthBitsMasked(__m512i qh, int g, __m512i* lo, __m512i* hi) {
+  const __m512i bit4 = _mm512_set1_epi8(0x10);
+  *lo = _mm512_mask_add_epi8(*lo, _mm512_test_epi8_mask(qh, _mm512_load_si512(kFifthBitPicks.v[2 * g])), *lo, bit4);
+  *hi = _mm512_mask_add_epi8(*hi, _mm512_test_epi8_mask(qh, _mm512_load_si512(kFifthBitPicks.v[2 * g + 1])), *hi, bit4);
+}
+// Decode's (scaleMinKRow) bit patterns: its vectors hold group 2i in the low 256 bits and 2i + 1 in
+// the high ones, so v[2i] picks bits 4i | 4i + 2 (the low values') and v[2i + 1] 4i + 1 | 4i + 3.
+// Harness as above, one token: 10.2 -> 9.6 us (a srlv, two shifts, two ands and two ors become two
+// tests and two masked adds).
+struct DecodeFifthBitPicks {
+  alignas(64) uint8_t v[4][64];
+  constexpr DecodeFifthBitPicks() : v{} {
+    for (int i = 0; i < 2; i++)
+      for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 64; k++) v[2 * i + h][k] = (uint8_t)(1u << (4 * i + 2 * (k / 32) + h));
+  }
+};
+inline constexpr DecodeFifthBitPicks kDecodeFifthBitPicks{};
 
 // Stream: the weights are read once, from memory (a continuous-batching step of a few tokens), and
 // would leave the arithmetic waiting on each short row: each block is asked for where the next R
@@ -121,9 +156,9 @@ inline void storeTokens(const float* v, int nReal, float* s, int64_t ldS) {
 // a general register and a broadcast: shuffle-port work beside the nibbles' unpacking). One thread,
 // 256 rows of Q4_K x 2048 in L2 (a scratch harness timing vecDotManyQ4_K_avx512, minimum of 2000
 // calls): 2 tokens 13.5 -> 10.3-10.6 us, 4 tokens 17.2 -> 14.5-14.6; TinyLlama Q4_K, a forwardBatch
-// step of 4 decode rows 25.1-27.9 -> 21.6-24.0 ms (alternating builds). Only Q4_K's streamed tiles
-// (few tokens) take it: Q5_K's (more live registers for its fifth bits) went 14.6 -> 15.0 us, and
-// prefill's 2-thread product read 1-3% less.
+// step of 4 decode rows 25.1-27.9 -> 21.6-24.0 ms (alternating builds). The streamed tiles (few
+// tokens) take it: prefill's 2-thread product read 1-3% less with it. Q5_K's went 14.6 -> 15.0 us
+// while its fifth bits took shifts by register counts, and pays with the masked form.
 template <bool FromMemory>
 inline __m512i scaleOf(const uint32_t* p) {
   if constexpr (FromMemory) return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
@@ -142,7 +177,7 @@ struct ScaleMinK {
     static constexpr int Q = quadsOf(P);
     static void run(int64_t n, int nReal, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
       constexpr int T = 2 * P;
-      constexpr bool kScalesFromMemory = Stream && !kFifthBit;
+      constexpr bool kScalesFromMemory = Stream;
       const __m512i low4 = _mm512_set1_epi8(0x0f);
       __m512 acc[R][P], accMins[R][Q];
       for (int r = 0; r < R; r++) {
@@ -183,7 +218,11 @@ struct ScaleMinK {
             const __m512i bits = _mm512_broadcast_i64x4(load32(xb[r]->qs + 32 * g));
             __m512i vLo = _mm512_and_si512(bits, low4);
             __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(bits, 4), low4);
-            if constexpr (kFifthBit) addFifthBits(_mm512_broadcast_i64x4(load32(xb[r]->qh)), g, &vLo, &vHi);
+            if constexpr (kFifthBit) {
+              const __m512i qh = _mm512_broadcast_i64x4(load32(xb[r]->qh));
+              if constexpr (Stream) addFifthBitsMasked(qh, g, &vLo, &vHi);
+              else addFifthBits(qh, g, &vLo, &vHi);
+            }
             const __m512i scLo = scaleOf<kScalesFromMemory>(&scales[r][2 * g]), scHi = scaleOf<kScalesFromMemory>(&scales[r][2 * g + 1]);
             for (int p = 0; p < P; p++) {
               sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vLo, yLo[p]), scLo);
@@ -372,10 +411,8 @@ float scaleMinKRow(int64_t nb, const Block* x, const BlockQ8_K* y, const DecodeY
       __m512i vHi = _mm512_and_si512(_mm512_srli_epi16(values, 4), low4);
       if constexpr (kFifthBit) {
         // Group g's fifth bits are bits 2g (low) and 2g + 1 (high) of qh: g = 2i here, 2i + 1 above.
-        const __m512i shifts = _mm512_inserti64x4(_mm512_set1_epi16((short)(4 * i)), _mm256_set1_epi16((short)(4 * i + 2)), 1);
-        const __m512i sh = _mm512_srlv_epi16(qh, shifts);
-        vLo = _mm512_or_si512(vLo, _mm512_and_si512(_mm512_slli_epi16(sh, 4), bit4));
-        vHi = _mm512_or_si512(vHi, _mm512_and_si512(_mm512_slli_epi16(sh, 3), bit4));
+        vLo = _mm512_mask_add_epi8(vLo, _mm512_test_epi8_mask(qh, _mm512_load_si512(kDecodeFifthBitPicks.v[2 * i])), vLo, bit4);
+        vHi = _mm512_mask_add_epi8(vHi, _mm512_test_epi8_mask(qh, _mm512_load_si512(kDecodeFifthBitPicks.v[2 * i + 1])), vHi, bit4);
       }
       // Each lane's sum of 4 products (within int16: 4 * 31 * 128), the low sub-block's in the
       // low 16 bits of a lane and the high one's above, so that one vpdpwssd applies both scales.
