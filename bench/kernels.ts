@@ -21,7 +21,7 @@ import { WebGpuBackend } from '../src/backend/webgpu/webgpu-backend.js';
 import { GgmlType, GGML_TYPES, rowBytes } from '../src/gguf/ggml-type.js';
 import { GraphBuilder, type WeightData } from '../src/model/graph.js';
 import { native } from '../src/native/binding.js';
-import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, type MachineLimits, warnAboutAddon } from './machine.js';
+import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, randomFloats, type MachineLimits, warnAboutAddon } from './machine.js';
 
 /** Every backend the bench knows: a new backend is one entry here. */
 const BACKENDS: Record<BackendName, (() => Backend) | null> = {
@@ -72,16 +72,6 @@ interface Row {
 }
 
 const data = (v: ArrayBufferView): WeightData => ({ buffer: v.buffer as ArrayBuffer, byteOffset: v.byteOffset, byteLength: v.byteLength });
-
-function randomFloats(n: number, seed: number, range = 1): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed | 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) | 0;
-    out[i] = ((s >>> 8) / 8388608 - 1) * range;
-  }
-  return out;
-}
 
 /** An F32 table whose rows feed the ops as activations (token id i reads row i). */
 function activations(g: GraphBuilder, name: string, cols: number, rows: number, seed: number): number {

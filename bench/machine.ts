@@ -144,6 +144,17 @@ export function describeMachine(m: MachineInfo, limits?: MachineLimits): string 
   return lines.join('\n');
 }
 
+/** n seeded pseudo-random floats in (-range, range): the same values on every machine and run. */
+export function randomFloats(n: number, seed: number, range = 1): Float32Array {
+  const out = new Float32Array(n);
+  let s = seed | 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) | 0;
+    out[i] = ((s >>> 8) / 8388608 - 1) * range;
+  }
+  return out;
+}
+
 export function median(values: readonly number[]): number {
   const s = [...values].sort((a, b) => a - b);
   const mid = s.length >> 1;

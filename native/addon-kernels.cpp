@@ -1,8 +1,10 @@
 // Exports for the kernel layer: the type table, reference (de)quantizers, a direct matrix
-// product for kernel tests, and the kernel level switch. Every size is checked before any
-// native code touches a buffer.
+// product for kernel tests, a timer of it for the kernel bench, and the kernel level switch. Every
+// size is checked before any native code touches a buffer.
 #include <napi.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -157,9 +159,17 @@ void Dequantize(const Napi::CallbackInfo& info) {
   t.toFloat(src.Data(), dst.Data(), (int64_t)n);
 }
 
-void MulMat(const Napi::CallbackInfo& info) {
+// The checked arguments mulMat and timeMulMat share: (type, weights, rows, cols, x, nTokens, ...).
+struct MulMatArgs {
+  const TypeTraits* t;
+  const uint8_t* weights;
+  int64_t rows, cols;
+  const float* x;
+  int64_t nTokens;
+};
+
+MulMatArgs mulMatArgs(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
-  checkArgCount(info, 8, "mulMat(type, weights, rows, cols, x, nTokens, y, threads)");
   const TypeTraits& t = typeArg(info, 0);
   if (!t.isWeightType) throw Napi::RangeError::New(env, std::string(t.name) + " is not a weight type");
   Napi::Uint8Array weights = bytesArg(info, 1, "weights");
@@ -167,15 +177,59 @@ void MulMat(const Napi::CallbackInfo& info) {
   const int64_t cols = intArg(info, 3, "cols", 1, kMaxDim);
   Napi::Float32Array x = floatsArg(info, 4, "x");
   const int64_t nTokens = intArg(info, 5, "nTokens", 1, kMaxTokens);
-  Napi::Float32Array y = floatsArg(info, 6, "y");
-  const int64_t threads = intArg(info, 7, "threads", 1, kMaxThreads);
   const size_t rowSize = bytesFor(env, t, (size_t)cols, "a weight row");
   requireLength(env, "weights", weights.ByteLength(), rowSize * (size_t)rows, "bytes");
   requireLength(env, "x", x.ElementLength(), (size_t)(nTokens * cols), "values");
-  requireLength(env, "y", y.ElementLength(), (size_t)(nTokens * rows), "values");
+  return {&t, weights.Data(), rows, cols, x.Data(), nTokens};
+}
+
+void MulMat(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 8, "mulMat(type, weights, rows, cols, x, nTokens, y, threads)");
+  const MulMatArgs a = mulMatArgs(info);
+  Napi::Float32Array y = floatsArg(info, 6, "y");
+  const int64_t threads = intArg(info, 7, "threads", 1, kMaxThreads);
+  requireLength(env, "y", y.ElementLength(), (size_t)(a.nTokens * a.rows), "values");
   ThreadPool pool((int)threads);
-  std::vector<uint8_t> scratch(mulMatScratchBytes(t.type, cols, nTokens));
-  mulMat(t, weights.Data(), rows, cols, x.Data(), nTokens, y.Data(), pool, scratch.data());
+  std::vector<uint8_t> scratch(mulMatScratchBytes(a.t->type, a.cols, a.nTokens));
+  mulMat(*a.t, a.weights, a.rows, a.cols, a.x, a.nTokens, y.Data(), pool, scratch.data());
+}
+
+// One thread's time for the product as a plan runs it at the current kernel level (packed first
+// where the level packs the type, as plans do), over `calls` calls after one: the minimum and the
+// median in microseconds. With weights small enough for L2 this times the kernels themselves,
+// steadily enough on a noisy machine to compare two builds (bench kernel-timer).
+Napi::Value TimeMulMat(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 7, "timeMulMat(type, weights, rows, cols, x, nTokens, calls)");
+  const MulMatArgs a = mulMatArgs(info);
+  const int64_t calls = intArg(info, 6, "calls", 1, 1000000);
+  ThreadPool pool(1);
+  std::vector<float> y((size_t)(a.nTokens * a.rows));
+  const size_t packed = packedBytes(*a.t, a.rows, a.cols);
+  std::vector<uint8_t> packedData(packed + 64), scratch;
+  PackedWeights pw;
+  if (packed) {
+    uint8_t* at = packedData.data() + (64 - reinterpret_cast<uintptr_t>(packedData.data()) % 64) % 64;
+    pw = packWeights(*a.t, a.weights, a.rows, a.cols, at);
+    scratch.resize(mulMatPackedScratchBytes(pw, a.nTokens, 1));
+  } else {
+    scratch.resize(mulMatScratchBytes(a.t->type, a.cols, a.nTokens));
+  }
+  std::vector<double> us;
+  us.reserve((size_t)calls);
+  for (int64_t c = 0; c <= calls; c++) {
+    const auto start = std::chrono::steady_clock::now();
+    if (packed) mulMatPacked(pw, a.x, a.nTokens, y.data(), pool, scratch.data());
+    else mulMat(*a.t, a.weights, a.rows, a.cols, a.x, a.nTokens, y.data(), pool, scratch.data());
+    if (c > 0) us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(us.begin(), us.end());
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("minUs", us.front());
+  result.Set("medianUs", us[us.size() / 2]);
+  result.Set("packed", packed > 0);
+  return result;
 }
 
 void SetKernelLevel(const Napi::CallbackInfo& info) {
@@ -201,6 +255,7 @@ void registerKernelExports(Napi::Env env, Napi::Object exports) {
   exports.Set("quantizeActivations", Napi::Function::New(env, QuantizeActivations, "quantizeActivations"));
   exports.Set("dequantize", Napi::Function::New(env, Dequantize, "dequantize"));
   exports.Set("mulMat", Napi::Function::New(env, MulMat, "mulMat"));
+  exports.Set("timeMulMat", Napi::Function::New(env, TimeMulMat, "timeMulMat"));
   exports.Set("setKernelLevel", Napi::Function::New(env, SetKernelLevel, "setKernelLevel"));
 }
 

@@ -137,6 +137,15 @@ export interface NativeAddon {
   dequantize(type: number, src: Uint8Array, dst: Float32Array): void;
   /** y (nTokens, rows) = x (nTokens, cols) * W^T, synchronously; for kernel tests. */
   mulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, y: Float32Array, threads: number): void;
+  /**
+   * One thread's time for that product as a plan runs it at the current kernel level (packed first where
+   * the level packs the type): the minimum and median over `calls` calls after one, in microseconds.
+   */
+  timeMulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, calls: number): {
+    minUs: number;
+    medianUs: number;
+    packed: boolean;
+  };
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
   setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;

@@ -237,3 +237,27 @@ describe('mulMat rejects bad arguments', () => {
     expect(call(GgmlType.Q4_K, weights)).toThrow(TypeError);
   });
 });
+
+describe('timeMulMat (the kernel timer of bench kernel-timer)', () => {
+  const cols = 256;
+  const weights = new Uint8Array(rowBytes(GgmlType.Q4_0, cols) * 16);
+  const x = new Float32Array(2 * cols).fill(0.5);
+  const call = (...args: unknown[]) => () => (addon.timeMulMat as (...a: unknown[]) => unknown)(...args);
+
+  it('times the product as a plan runs it: packed where the level packs the type', () => {
+    addon.setKernelLevel('best');
+    const t = addon.timeMulMat(GgmlType.Q4_0, weights, 16, cols, x, 2, 5);
+    expect(t.minUs).toBeGreaterThan(0);
+    expect(t.medianUs).toBeGreaterThanOrEqual(t.minUs);
+    // Q4_0 with rows a multiple of 8 is packed wherever the SIMD kernels run.
+    expect(t.packed).toBe(addon.cpuFeatures().avx2);
+    expect(addon.timeMulMat(GgmlType.Q4_0, weights.subarray(0, rowBytes(GgmlType.Q4_0, cols) * 3), 3, cols, x, 2, 5).packed).toBe(false);
+  });
+  it('checks its arguments as mulMat does', () => {
+    expect(call(GgmlType.Q4_0, weights.subarray(0, 18), 16, cols, x, 2, 5)).toThrow(/weights has 18 bytes/);
+    expect(call(GgmlType.Q4_0, weights, 16, cols, x, 3, 5)).toThrow(/x has 512 values; expected 768/);
+    expect(call(GgmlType.Q4_0, weights, 16, cols, x, 2, 0)).toThrow(/calls/);
+    expect(call(GgmlType.Q8_K, weights, 16, cols, x, 2, 5)).toThrow(/not a weight type/);
+    expect(call(GgmlType.Q4_0, weights, 16, cols, x)).toThrow(TypeError);
+  });
+});
