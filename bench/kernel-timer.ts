@@ -1,13 +1,16 @@
 // `npm run bench -- kernel-timer [--type q4_0,q4_k,q5_k,q6_k,q8_0,f16] [--tokens 1,2,4,8,16] [--rows 256]
-//   [--cols 2048] [--calls 1000] [--rounds 5] [--level best|avx2] [--compare PATH]`: one thread's time for a
-// matrix product of `rows` x `cols` weights against a few tokens, as a plan runs it (packed first where the
-// kernel level packs the type; the activations' conversion included), with the weights small enough to stay
-// in L2. The minimum over `calls` calls times the kernels themselves: on a VM whose memory and neighbours
-// swing, `bench kernels` moves 10-30% from run to run where this moves 2-3%. The table gives the least
-// minimum over the rounds, the median of the rounds' medians, the weights' GB/s at the minimum, and each
-// token count's time against one token's. --compare loads a second build of the addon (another checkout's
-// build/Release/kiln.node) into the same process and alternates the two round by round: the way to A/B a
-// kernel change.
+//   [--cols 2048] [--calls 1000] [--rounds 5] [--level best|avx2] [--compare PATH] [--from-memory MB]`: one
+// thread's time for a matrix product of `rows` x `cols` weights against a few tokens, as a plan runs it
+// (packed first where the kernel level packs the type; the activations' conversion included), with the
+// weights small enough to stay in L2. The minimum over `calls` calls times the kernels themselves: on a VM
+// whose memory and neighbours swing, `bench kernels` moves 10-30% from run to run where this moves 2-3%.
+// The table gives the least minimum over the rounds, the median of the rounds' medians, the weights' GB/s
+// at the minimum, and each token count's time against one token's. --compare loads a second build of the
+// addon (another checkout's build/Release/kiln.node) into the same process and alternates the two round by
+// round: the way to A/B a kernel change. A kernel's speed in L2 is not its speed against weights streamed
+// from memory (what decode and a continuous-batching step read): --from-memory MB cycles the calls through
+// copies of the weights that fill MB megabytes, so each call reads its weights from memory; compare the
+// medians there, since the memory swings from call to call.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -39,6 +42,8 @@ export async function run(args: string[]): Promise<void> {
   const [rounds] = numbers(argValue(args, '--rounds') ?? '5', '--rounds');
   const level = (argValue(args, '--level') ?? 'best') as 'avx2' | 'best';
   const comparePath = argValue(args, '--compare');
+  const fromMemoryMb = argValue(args, '--from-memory');
+  const poolBytes = fromMemoryMb === undefined ? 0 : numbers(fromMemoryMb, '--from-memory')[0]! * 2 ** 20;
 
   const machine = machineInfo();
   warnAboutAddon(machine);
@@ -50,7 +55,8 @@ export async function run(args: string[]): Promise<void> {
     builds.push({ name: comparePath, addon: addon as NativeAddon });
   }
   for (const b of builds) b.addon.setKernelLevel(level);
-  console.log(`one thread, ${rows} x ${cols} weights, ${calls} calls a round, ${rounds} rounds${builds.length > 1 ? ' alternating the builds' : ''}, kernel level ${level}`);
+  const where = poolBytes ? `from memory (copies filling ${poolBytes / 2 ** 20} MB)` : 'in cache';
+  console.log(`one thread, ${rows} x ${cols} weights ${where}, ${calls} calls a round, ${rounds} rounds${builds.length > 1 ? ' alternating the builds' : ''}, kernel level ${level}`);
 
   // (build, type, tokens) -> each round's timing
   const times = new Map<string, Timing[]>();
@@ -67,7 +73,9 @@ export async function run(args: string[]): Promise<void> {
     for (const type of types) {
       for (const t of tokenCounts) {
         for (let b = 0; b < builds.length; b++) {
-          const timing = builds[b]!.addon.timeMulMat(type, inputs.get(type)!, rows, cols, x.get(t)!, t, calls);
+          const w = inputs.get(type)!;
+          const copies = Math.max(1, Math.ceil(poolBytes / w.byteLength));
+          const timing = builds[b]!.addon.timeMulMat(type, w, rows, cols, x.get(t)!, t, calls, copies);
           const k = key(b, type, t);
           times.set(k, [...(times.get(k) ?? []), timing]);
         }
@@ -79,7 +87,7 @@ export async function run(args: string[]): Promise<void> {
   const best = (b: number, type: GgmlType, t: number) => Math.min(...times.get(key(b, type, t))!.map((v) => v.minUs));
   const header = ['type', 'tokens', 'packed'];
   for (const b of builds) header.push(`${b.name}: min us`, 'median us', 'GB/s', 'x 1 token');
-  if (builds.length > 1) header.push('this / compared (min)');
+  if (builds.length > 1) header.push('this / compared: min', 'median');
   const table: string[][] = [];
   const results: Array<Record<string, unknown>> = [];
   for (const type of types) {
@@ -92,7 +100,10 @@ export async function run(args: string[]): Promise<void> {
         row.push(min.toFixed(2), med.toFixed(2), (inputs.get(type)!.byteLength / min / 1000).toFixed(1), Number.isNaN(one) ? '-' : `${(min / one).toFixed(2)}x`);
         results.push({ build: build.name, type: GGML_TYPES[type].name, tokens: t, minUs: min, medianUs: med, rounds: times.get(key(b, type, t)) });
       });
-      if (builds.length > 1) row.push(`${(best(0, type, t) / best(1, type, t)).toFixed(3)}`);
+      if (builds.length > 1) {
+        const med = (b: number) => median(times.get(key(b, type, t))!.map((v) => v.medianUs));
+        row.push((best(0, type, t) / best(1, type, t)).toFixed(3), (med(0) / med(1)).toFixed(3));
+      }
       table.push(row);
     }
   }
@@ -101,6 +112,6 @@ export async function run(args: string[]): Promise<void> {
   const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `kernel-timer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ machine, level, rows, cols, calls, rounds, compare: comparePath ?? null, results }, null, 2));
+  writeFileSync(file, JSON.stringify({ machine, level, rows, cols, calls, rounds, fromMemoryBytes: poolBytes, compare: comparePath ?? null, results }, null, 2));
   console.log(`wrote ${file}`);
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -198,30 +199,35 @@ void MulMat(const Napi::CallbackInfo& info) {
 // One thread's time for the product as a plan runs it at the current kernel level (packed first
 // where the level packs the type, as plans do), over `calls` calls after one: the minimum and the
 // median in microseconds. With weights small enough for L2 this times the kernels themselves,
-// steadily enough on a noisy machine to compare two builds (bench kernel-timer).
+// steadily enough on a noisy machine to compare two builds (bench kernel-timer); with `copies`
+// copies of them, larger together than the caches, each call reads its weights from memory, as
+// decode does.
 Napi::Value TimeMulMat(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
-  checkArgCount(info, 7, "timeMulMat(type, weights, rows, cols, x, nTokens, calls)");
+  checkArgCount(info, 7, "timeMulMat(type, weights, rows, cols, x, nTokens, calls[, copies])");
   const MulMatArgs a = mulMatArgs(info);
   const int64_t calls = intArg(info, 6, "calls", 1, 1000000);
+  const int64_t copies = info.Length() > 7 ? intArg(info, 7, "copies", 1, 65536) : 1;
   ThreadPool pool(1);
   std::vector<float> y((size_t)(a.nTokens * a.rows));
-  const size_t packed = packedBytes(*a.t, a.rows, a.cols);
-  std::vector<uint8_t> packedData(packed + 64), scratch;
-  PackedWeights pw;
-  if (packed) {
-    uint8_t* at = packedData.data() + (64 - reinterpret_cast<uintptr_t>(packedData.data()) % 64) % 64;
-    pw = packWeights(*a.t, a.weights, a.rows, a.cols, at);
-    scratch.resize(mulMatPackedScratchBytes(pw, a.nTokens, 1));
-  } else {
-    scratch.resize(mulMatScratchBytes(a.t->type, a.cols, a.nTokens));
+  const size_t packed = packedBytes(*a.t, a.rows, a.cols), plain = rowBytes(a.t->type, a.cols) * (size_t)a.rows;
+  // Each copy 64-byte aligned, packed where the level packs the type.
+  const size_t stride = ((packed ? packed : plain) + 63) / 64 * 64;
+  std::vector<uint8_t> data(stride * (size_t)copies + 64);
+  uint8_t* base = data.data() + (64 - reinterpret_cast<uintptr_t>(data.data()) % 64) % 64;
+  std::vector<PackedWeights> pw((size_t)copies);
+  for (int64_t c = 0; c < copies; c++) {
+    if (packed) pw[(size_t)c] = packWeights(*a.t, a.weights, a.rows, a.cols, base + stride * (size_t)c);
+    else std::memcpy(base + stride * (size_t)c, a.weights, plain);
   }
+  std::vector<uint8_t> scratch(packed ? mulMatPackedScratchBytes(pw[0], a.nTokens, 1) : mulMatScratchBytes(a.t->type, a.cols, a.nTokens));
   std::vector<double> us;
   us.reserve((size_t)calls);
   for (int64_t c = 0; c <= calls; c++) {
+    const size_t copy = (size_t)(c % copies);
     const auto start = std::chrono::steady_clock::now();
-    if (packed) mulMatPacked(pw, a.x, a.nTokens, y.data(), pool, scratch.data());
-    else mulMat(*a.t, a.weights, a.rows, a.cols, a.x, a.nTokens, y.data(), pool, scratch.data());
+    if (packed) mulMatPacked(pw[copy], a.x, a.nTokens, y.data(), pool, scratch.data());
+    else mulMat(*a.t, base + stride * copy, a.rows, a.cols, a.x, a.nTokens, y.data(), pool, scratch.data());
     if (c > 0) us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(us.begin(), us.end());

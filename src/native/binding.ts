@@ -139,9 +139,11 @@ export interface NativeAddon {
   mulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, y: Float32Array, threads: number): void;
   /**
    * One thread's time for that product as a plan runs it at the current kernel level (packed first where
-   * the level packs the type): the minimum and median over `calls` calls after one, in microseconds.
+   * the level packs the type): the minimum and median over `calls` calls after one, in microseconds. With
+   * `copies` (default 1) the calls cycle through that many copies of the weights (from memory when they
+   * are larger together than the caches).
    */
-  timeMulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, calls: number): {
+  timeMulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, calls: number, copies?: number): {
     minUs: number;
     medianUs: number;
     packed: boolean;
