@@ -1,6 +1,6 @@
 // `npm run bench -- kernel-timer [--type q4_0,q4_k,q5_k,q6_k,q8_0,f16] [--tokens 1,2,4,8,16] [--rows 256]
-//   [--cols 2048] [--calls 1000] [--rounds 5] [--level best|avx2] [--compare PATH] [--from-memory MB]`: one
-// thread's time for a matrix product of `rows` x `cols` weights against a few tokens, as a plan runs it
+//   [--cols 2048] [--calls 1000] [--rounds 5] [--level best|avx2] [--compare PATH] [--from-memory MB]
+//   [--threads 1]`: one thread's time (by default) for a matrix product of `rows` x `cols` weights against a few tokens, as a plan runs it
 // (packed first where the kernel level packs the type; the activations' conversion included), with the
 // weights small enough to stay in L2. The minimum over `calls` calls times the kernels themselves: on a VM
 // whose memory and neighbours swing, `bench kernels` moves 10-30% from run to run where this moves 2-3%.
@@ -10,7 +10,8 @@
 // round: the way to A/B a kernel change. A kernel's speed in L2 is not its speed against weights streamed
 // from memory (what decode and a continuous-batching step read): --from-memory MB cycles the calls through
 // copies of the weights that fill MB megabytes, so each call reads its weights from memory; compare the
-// medians there, since the memory swings from call to call.
+// medians there, since the memory swings from call to call. One thread from memory is not two: with
+// --threads 2 --from-memory each call is a decode product as the plan splits it over the threads.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -25,6 +26,16 @@ function typeByName(name: string): GgmlType {
   const entry = Object.entries(GGML_TYPES).find(([, t]) => t.name.toLowerCase() === name.toLowerCase());
   if (!entry || !entry[1].isWeightType) throw new Error(`--type ${name}: not a weight type kiln computes with`);
   return Number(entry[0]) as GgmlType;
+}
+
+/** Whether a build's timer takes its threads argument (an older one ignores it): it must refuse 0 threads. */
+function takesThreads(addon: NativeAddon): boolean {
+  try {
+    addon.timeMulMat(GgmlType.Q8_0, new Uint8Array(34 * 8), 8, 32, new Float32Array(32), 1, 1, 1, 0);
+    return false;
+  } catch (e) {
+    return /threads/.test((e as Error).message);
+  }
 }
 
 function numbers(value: string, name: string): number[] {
@@ -44,6 +55,7 @@ export async function run(args: string[]): Promise<void> {
   const comparePath = argValue(args, '--compare');
   const fromMemoryMb = argValue(args, '--from-memory');
   const poolBytes = fromMemoryMb === undefined ? 0 : numbers(fromMemoryMb, '--from-memory')[0]! * 2 ** 20;
+  const [threads] = numbers(argValue(args, '--threads') ?? '1', '--threads');
 
   const machine = machineInfo();
   warnAboutAddon(machine);
@@ -52,11 +64,12 @@ export async function run(args: string[]): Promise<void> {
   if (comparePath) {
     const addon = createRequire(import.meta.url)(resolve(comparePath)) as Partial<NativeAddon>;
     if (typeof addon.timeMulMat !== 'function') throw new Error(`--compare ${comparePath}: that build has no timeMulMat (builds from before the kernel timer)`);
+    if (!takesThreads(addon as NativeAddon)) throw new Error(`--compare ${comparePath}: that build's timeMulMat takes no threads argument (an older build); rebuild it`);
     builds.push({ name: comparePath, addon: addon as NativeAddon });
   }
   for (const b of builds) b.addon.setKernelLevel(level);
   const where = poolBytes ? `from memory (copies filling ${poolBytes / 2 ** 20} MB)` : 'in cache';
-  console.log(`one thread, ${rows} x ${cols} weights ${where}, ${calls} calls a round, ${rounds} rounds${builds.length > 1 ? ' alternating the builds' : ''}, kernel level ${level}`);
+  console.log(`${threads} thread${threads > 1 ? 's' : ''}, ${rows} x ${cols} weights ${where}, ${calls} calls a round, ${rounds} rounds${builds.length > 1 ? ' alternating the builds' : ''}, kernel level ${level}`);
 
   // (build, type, tokens) -> each round's timing
   const times = new Map<string, Timing[]>();
@@ -75,7 +88,7 @@ export async function run(args: string[]): Promise<void> {
         for (let b = 0; b < builds.length; b++) {
           const w = inputs.get(type)!;
           const copies = Math.max(1, Math.ceil(poolBytes / w.byteLength));
-          const timing = builds[b]!.addon.timeMulMat(type, w, rows, cols, x.get(t)!, t, calls, copies);
+          const timing = builds[b]!.addon.timeMulMat(type, w, rows, cols, x.get(t)!, t, calls, copies, threads);
           const k = key(b, type, t);
           times.set(k, [...(times.get(k) ?? []), timing]);
         }
@@ -112,6 +125,6 @@ export async function run(args: string[]): Promise<void> {
   const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `kernel-timer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ machine, level, rows, cols, calls, rounds, fromMemoryBytes: poolBytes, compare: comparePath ?? null, results }, null, 2));
+  writeFileSync(file, JSON.stringify({ machine, level, rows, cols, calls, rounds, threads, fromMemoryBytes: poolBytes, compare: comparePath ?? null, results }, null, 2));
   console.log(`wrote ${file}`);
 }

@@ -196,19 +196,20 @@ void MulMat(const Napi::CallbackInfo& info) {
   mulMat(*a.t, a.weights, a.rows, a.cols, a.x, a.nTokens, y.Data(), pool, scratch.data());
 }
 
-// One thread's time for the product as a plan runs it at the current kernel level (packed first
-// where the level packs the type, as plans do), over `calls` calls after one: the minimum and the
-// median in microseconds. With weights small enough for L2 this times the kernels themselves,
+// The time for the product as a plan runs it at the current kernel level (packed first where the
+// level packs the type, as plans do), over `calls` calls after one: the minimum and the median in
+// microseconds. With weights small enough for L2 and one thread this times the kernels themselves,
 // steadily enough on a noisy machine to compare two builds (bench kernel-timer); with `copies`
-// copies of them, larger together than the caches, each call reads its weights from memory, as
-// decode does.
+// copies of them, larger together than the caches, each call reads its weights from memory, and
+// with `threads` threads, as decode does.
 Napi::Value TimeMulMat(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
-  checkArgCount(info, 7, "timeMulMat(type, weights, rows, cols, x, nTokens, calls[, copies])");
+  checkArgCount(info, 7, "timeMulMat(type, weights, rows, cols, x, nTokens, calls[, copies[, threads]])");
   const MulMatArgs a = mulMatArgs(info);
   const int64_t calls = intArg(info, 6, "calls", 1, 1000000);
   const int64_t copies = info.Length() > 7 ? intArg(info, 7, "copies", 1, 65536) : 1;
-  ThreadPool pool(1);
+  const int64_t threads = info.Length() > 8 ? intArg(info, 8, "threads", 1, kMaxThreads) : 1;
+  ThreadPool pool((int)threads);
   std::vector<float> y((size_t)(a.nTokens * a.rows));
   const size_t packed = packedBytes(*a.t, a.rows, a.cols), plain = rowBytes(a.t->type, a.cols) * (size_t)a.rows;
   // Each copy 64-byte aligned, packed where the level packs the type.
@@ -220,7 +221,7 @@ Napi::Value TimeMulMat(const Napi::CallbackInfo& info) {
     if (packed) pw[(size_t)c] = packWeights(*a.t, a.weights, a.rows, a.cols, base + stride * (size_t)c);
     else std::memcpy(base + stride * (size_t)c, a.weights, plain);
   }
-  std::vector<uint8_t> scratch(packed ? mulMatPackedScratchBytes(pw[0], a.nTokens, 1) : mulMatScratchBytes(a.t->type, a.cols, a.nTokens));
+  std::vector<uint8_t> scratch(packed ? mulMatPackedScratchBytes(pw[0], a.nTokens, (int)threads) : mulMatScratchBytes(a.t->type, a.cols, a.nTokens));
   std::vector<double> us;
   us.reserve((size_t)calls);
   for (int64_t c = 0; c <= calls; c++) {

@@ -138,12 +138,12 @@ export interface NativeAddon {
   /** y (nTokens, rows) = x (nTokens, cols) * W^T, synchronously; for kernel tests. */
   mulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, y: Float32Array, threads: number): void;
   /**
-   * One thread's time for that product as a plan runs it at the current kernel level (packed first where
-   * the level packs the type): the minimum and median over `calls` calls after one, in microseconds. With
-   * `copies` (default 1) the calls cycle through that many copies of the weights (from memory when they
-   * are larger together than the caches).
+   * The time for that product as a plan runs it at the current kernel level (packed first where the level
+   * packs the type): the minimum and median over `calls` calls after one, in microseconds. With `copies`
+   * (default 1) the calls cycle through that many copies of the weights (from memory when they are larger
+   * together than the caches); `threads` (default 1) share each call.
    */
-  timeMulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, calls: number, copies?: number): {
+  timeMulMat(type: number, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number, calls: number, copies?: number, threads?: number): {
     minUs: number;
     medianUs: number;
     packed: boolean;

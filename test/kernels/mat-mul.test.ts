@@ -254,6 +254,7 @@ describe('timeMulMat (the kernel timer of bench kernel-timer)', () => {
     expect(addon.timeMulMat(GgmlType.Q4_0, weights.subarray(0, rowBytes(GgmlType.Q4_0, cols) * 3), 3, cols, x, 2, 5).packed).toBe(false);
     // Cycling through copies of the weights (packed, and in the file's layout).
     expect(addon.timeMulMat(GgmlType.Q4_0, weights, 16, cols, x, 2, 5, 3).minUs).toBeGreaterThan(0);
+    expect(addon.timeMulMat(GgmlType.Q4_0, weights, 16, cols, x, 2, 5, 3, 2).minUs).toBeGreaterThan(0);
     expect(addon.timeMulMat(GgmlType.Q4_K, new Uint8Array(rowBytes(GgmlType.Q4_K, cols) * 4), 4, cols, x, 2, 5, 3).packed).toBe(false);
   });
   it('checks its arguments as mulMat does', () => {
@@ -261,6 +262,7 @@ describe('timeMulMat (the kernel timer of bench kernel-timer)', () => {
     expect(call(GgmlType.Q4_0, weights, 16, cols, x, 3, 5)).toThrow(/x has 512 values; expected 768/);
     expect(call(GgmlType.Q4_0, weights, 16, cols, x, 2, 0)).toThrow(/calls/);
     expect(call(GgmlType.Q4_0, weights, 16, cols, x, 2, 5, 0)).toThrow(/copies/);
+    expect(call(GgmlType.Q4_0, weights, 16, cols, x, 2, 5, 1, 0)).toThrow(/threads/);
     expect(call(GgmlType.Q8_K, weights, 16, cols, x, 2, 5)).toThrow(/not a weight type/);
     expect(call(GgmlType.Q4_0, weights, 16, cols, x)).toThrow(TypeError);
   });
