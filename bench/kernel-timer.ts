@@ -1,17 +1,19 @@
 // `npm run bench -- kernel-timer [--type q4_0,q4_k,q5_k,q6_k,q8_0,f16] [--tokens 1,2,4,8,16] [--rows 256]
 //   [--cols 2048] [--calls 1000] [--rounds 5] [--level best|avx2] [--compare PATH] [--from-memory MB]
-//   [--threads 1]`: one thread's time (by default) for a matrix product of `rows` x `cols` weights against a few tokens, as a plan runs it
-// (packed first where the kernel level packs the type; the activations' conversion included), with the
-// weights small enough to stay in L2. The minimum over `calls` calls times the kernels themselves: on a VM
-// whose memory and neighbours swing, `bench kernels` moves 10-30% from run to run where this moves 2-3%.
-// The table gives the least minimum over the rounds, the median of the rounds' medians, the weights' GB/s
-// at the minimum, and each token count's time against one token's. --compare loads a second build of the
-// addon (another checkout's build/Release/kiln.node) into the same process and alternates the two round by
-// round: the way to A/B a kernel change. A kernel's speed in L2 is not its speed against weights streamed
-// from memory (what decode and a continuous-batching step read): --from-memory MB cycles the calls through
-// copies of the weights that fill MB megabytes, so each call reads its weights from memory; compare the
-// medians there, since the memory swings from call to call. One thread from memory is not two: with
-// --threads 2 --from-memory each call is a decode product as the plan splits it over the threads.
+//   [--threads 1]`: the time for a matrix product of `rows` x `cols` weights against a few tokens, as a
+// plan runs it (packed first where the kernel level packs the type; the activations' conversion
+// included), on one thread with the weights small enough to stay in L2 unless asked otherwise. The
+// minimum over `calls` calls times the kernels themselves: on a VM whose memory and neighbours swing,
+// `bench kernels` moves 10-30% from run to run where this moves 2-3%. The table gives the least minimum
+// over the rounds, the median of the rounds' medians, the weights' GB/s at the minimum, and each token
+// count's time against one token's. --compare loads a second build of the addon (another checkout's
+// build/Release/kiln.node) into the same process and alternates the two round by round: the way to A/B a
+// kernel change. A kernel's speed in L2 is not its speed against weights streamed from memory (what
+// decode and a continuous-batching step read): --from-memory MB cycles the calls through copies of the
+// weights that fill MB megabytes, so each call reads its weights from memory; compare the medians there,
+// since the memory swings from call to call. One thread from memory is not two: with --threads 2
+// --from-memory each call is a decode product as the plan splits it over the threads. Still, only an
+// end-to-end run (alternating builds) says what a change does to decode.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
