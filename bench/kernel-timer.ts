@@ -16,11 +16,10 @@
 // end-to-end run (alternating builds) says what a change does to decode.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { GGML_TYPES, GgmlType, rowBytes } from '../src/gguf/ggml-type.js';
 import { native, type NativeAddon } from '../src/native/binding.js';
-import { argValue, describeMachine, formatTable, machineInfo, median, randomFloats, warnAboutAddon } from './machine.js';
+import { argValue, describeMachine, formatTable, machineInfo, median, randomFloats, REPO_ROOT, warnAboutAddon } from './machine.js';
 
 interface Timing { minUs: number; medianUs: number; packed: boolean }
 
@@ -124,7 +123,7 @@ export async function run(args: string[]): Promise<void> {
   }
   console.log(formatTable(header, table));
 
-  const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results');
+  const dir = join(REPO_ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `kernel-timer-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, JSON.stringify({ machine, level, rows, cols, calls, rounds, threads, fromMemoryBytes: poolBytes, compare: comparePath ?? null, results }, null, 2));

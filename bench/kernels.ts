@@ -13,15 +13,14 @@
 // MIN_VECTOR_OPS products per step over the one cache-resident copy (one product per step left the
 // timer's own noise at +-10%).
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Backend, BackendName } from '../src/backend/backend.js';
 import { CpuBackend } from '../src/backend/cpu/cpu-backend.js';
 import { WebGpuBackend } from '../src/backend/webgpu/webgpu-backend.js';
 import { GgmlType, GGML_TYPES, rowBytes } from '../src/gguf/ggml-type.js';
 import { GraphBuilder, type WeightData } from '../src/model/graph.js';
 import { native } from '../src/native/binding.js';
-import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, randomFloats, type MachineLimits, warnAboutAddon } from './machine.js';
+import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, randomFloats, REPO_ROOT, type MachineLimits, warnAboutAddon } from './machine.js';
 
 /** Every backend the bench knows: a new backend is one entry here. */
 const BACKENDS: Record<BackendName, (() => Backend) | null> = {
@@ -326,7 +325,7 @@ export async function run(args: string[]): Promise<void> {
   console.log('\n' + formatTable(header, rows.map(formatRow)));
   console.log('\nof limit: GB/s rows against the measured read bandwidth, GFLOP/s rows against the FP32 FMA peak.');
 
-  const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'results');
+  const dir = join(REPO_ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `kernels-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(file, JSON.stringify({ machine, limits, rows }, null, 2) + '\n');

@@ -177,7 +177,6 @@ struct ScaleMinK {
     static constexpr int Q = quadsOf(P);
     static void run(int64_t n, int nReal, float* s, int64_t ldS, const char* x, size_t xStride, const PreparedK<Q>* tb) {
       constexpr int T = 2 * P;
-      constexpr bool kScalesFromMemory = Stream;
       const __m512i low4 = _mm512_set1_epi8(0x0f);
       __m512 acc[R][P], accMins[R][Q];
       for (int r = 0; r < R; r++) {
@@ -207,7 +206,7 @@ struct ScaleMinK {
         // Through a pointer the compiler cannot see into, so sc is read back from memory (scaleOf);
         // a memory clobber instead made the accumulators go through the stack every block.
         const uint32_t(*scales)[8] = sc;
-        if constexpr (kScalesFromMemory) __asm__("" : "+r"(scales));
+        if constexpr (Stream) __asm__("" : "+r"(scales));
         __m512i sumi[R][P];
         for (int r = 0; r < R; r++)
           for (int p = 0; p < P; p++) sumi[r][p] = _mm512_setzero_si512();
@@ -223,7 +222,7 @@ struct ScaleMinK {
               if constexpr (Stream) addFifthBitsMasked(qh, g, &vLo, &vHi);
               else addFifthBits(qh, g, &vLo, &vHi);
             }
-            const __m512i scLo = scaleOf<kScalesFromMemory>(&scales[r][2 * g]), scHi = scaleOf<kScalesFromMemory>(&scales[r][2 * g + 1]);
+            const __m512i scLo = scaleOf<Stream>(&scales[r][2 * g]), scHi = scaleOf<Stream>(&scales[r][2 * g + 1]);
             for (int p = 0; p < P; p++) {
               sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vLo, yLo[p]), scLo);
               sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_maddubs_epi16(vHi, yHi[p]), scHi);
