@@ -18,8 +18,7 @@
 // (generation after a joint prefill of all B prompts).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { argValue, describeMachine, formatTable, machineInfo, median } from './machine.js';
+import { argValue, describeMachine, formatTable, machineInfo, median, REPO_ROOT } from './machine.js';
 import { ensureLlamaTools } from './llama-bench.js';
 import { ensureBenchModel, SHAPES } from './models.js';
 
@@ -103,7 +102,7 @@ async function kilnLongPrompt(rt: Runtime, long: number, noEog: Record<number, n
   return { gapBefore: percentile(before, 99), gapDuring: Math.max(...gaps(arrived, done)), ttft: firstOfLong - arrived, step: median(before) };
 }
 
-const KILN_CLI = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', 'bin', 'kiln.js');
+const KILN_CLI = join(REPO_ROOT, 'bin', 'kiln.js');
 
 interface HttpServer { url: string; child: ChildProcess }
 

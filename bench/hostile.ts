@@ -16,9 +16,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { loadTokenizer } from '../src/tokenizer/load-tokenizer.js';
-import { argValue, formatTable, median } from './machine.js';
+import { argValue, formatTable, median, REPO_ROOT } from './machine.js';
 
-const REPO_ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 const SHARED = process.env.KILN_SHARED ?? join(REPO_ROOT, '..', 'shared');
 const KILN = join(REPO_ROOT, 'bin', 'kiln.js');
 

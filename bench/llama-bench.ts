@@ -10,8 +10,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { EngineOptions, RunRequest, RunResult } from './e2e-engine.js';
-import { LLAMA_PACKAGE_ENTRY, REPO_ROOT } from './e2e-engine.js';
-import { argValue } from './machine.js';
+import { LLAMA_PACKAGE_ENTRY } from './e2e-engine.js';
+import { argValue, REPO_ROOT } from './machine.js';
 import { DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
 
 const BUNDLE = join(LLAMA_PACKAGE_ENTRY, '..', '..', 'llama', 'gitRelease.bundle');
