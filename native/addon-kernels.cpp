@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cpu/mat-mul.h"
+#include "cpu/ops.h"
 #include "cpu/thread-pool.h"
 #include "cpu/type-traits.h"
 
@@ -239,6 +240,12 @@ Napi::Value TimeMulMat(const Napi::CallbackInfo& info) {
   return result;
 }
 
+Napi::Value Argmax(const Napi::CallbackInfo& info) {
+  checkArgCount(info, 1, "argmax(values: Float32Array)");
+  Napi::Float32Array values = floatsArg(info, 0, "values");
+  return Napi::Number::New(info.Env(), (double)argmaxF32(values.Data(), (int64_t)values.ElementLength()));
+}
+
 void SetKernelLevel(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   const std::string level = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
@@ -263,6 +270,7 @@ void registerKernelExports(Napi::Env env, Napi::Object exports) {
   exports.Set("dequantize", Napi::Function::New(env, Dequantize, "dequantize"));
   exports.Set("mulMat", Napi::Function::New(env, MulMat, "mulMat"));
   exports.Set("timeMulMat", Napi::Function::New(env, TimeMulMat, "timeMulMat"));
+  exports.Set("argmax", Napi::Function::New(env, Argmax, "argmax"));
   exports.Set("setKernelLevel", Napi::Function::New(env, SetKernelLevel, "setKernelLevel"));
 }
 

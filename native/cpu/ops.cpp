@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "cpu-features.h"
 #include "type-traits.h"
 
@@ -192,6 +196,38 @@ void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int 
   splitRange(nRows, ith, nth, &r0, &r1);
   for (int64_t r = r0; r < r1; r++)
     for (int64_t i = 0; i < width; i++) y[r * width + i] += bias[i];
+}
+
+int64_t argmaxF32(const float* x, int64_t n) {
+  // Two passes over a row that is in cache: the largest value (a NaN operand of maxps yields its
+  // second operand, the running maximum, so NaN is skipped), then the first index holding it.
+  float best = -INFINITY;
+  int64_t i = 0;
+#if defined(__SSE2__)
+  __m128 m0 = _mm_set1_ps(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+  for (; i + 16 <= n; i += 16) {
+    m0 = _mm_max_ps(_mm_loadu_ps(x + i), m0);
+    m1 = _mm_max_ps(_mm_loadu_ps(x + i + 4), m1);
+    m2 = _mm_max_ps(_mm_loadu_ps(x + i + 8), m2);
+    m3 = _mm_max_ps(_mm_loadu_ps(x + i + 12), m3);
+  }
+  alignas(16) float lanes[4];
+  _mm_store_ps(lanes, _mm_max_ps(_mm_max_ps(m0, m1), _mm_max_ps(m2, m3)));
+  for (float v : lanes) best = v > best ? v : best;
+#endif
+  for (; i < n; i++) best = x[i] > best ? x[i] : best;
+  if (best == -INFINITY) return 0;
+  i = 0;
+#if defined(__SSE2__)
+  const __m128 b = _mm_set1_ps(best);
+  for (; i + 4 <= n; i += 4) {
+    const int mask = _mm_movemask_ps(_mm_cmpeq_ps(_mm_loadu_ps(x + i), b));
+    if (mask != 0) return i + __builtin_ctz((unsigned)mask);
+  }
+#endif
+  for (; i < n; i++)
+    if (x[i] == best) return i;
+  return 0;  // not reached: best is one of the values
 }
 
 const OpKernels& opKernels() {

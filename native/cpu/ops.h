@@ -65,6 +65,10 @@ void addRows(const float* a, const float* b, float* y, int64_t n, int ith, int n
 // y[r] += bias for each of nRows rows of width.
 void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int ith, int nth);
 
+// The index of the largest of x[0..n): the lowest index on ties (-0 and +0 tie), NaN never wins, 0
+// when nothing is above -infinity. Greedy decoding's pick (src/sampling/greedy.ts is its definition).
+int64_t argmaxF32(const float* x, int64_t n);
+
 // Splits [0, n) into nth near-equal parts; returns part ith as [begin, end). `static` so that
 // the AVX2 file's copy can never be the one other files link to (see quants.h).
 static inline void splitRange(int64_t n, int ith, int nth, int64_t* begin, int64_t* end) {

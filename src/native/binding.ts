@@ -148,6 +148,8 @@ export interface NativeAddon {
     medianUs: number;
     packed: boolean;
   };
+  /** The index of the largest value: the lowest on ties, NaN never wins, 0 when none is above -Infinity (src/sampling/greedy.ts). */
+  argmax(values: Float32Array): number;
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
   setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;

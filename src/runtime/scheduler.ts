@@ -166,7 +166,11 @@ export class Scheduler {
       if (p.next + count === req.tokens.length && req.out !== undefined) outputs.push(row - 1);
     }
     const width = this.graph.outputWidth;
-    if (this.out.length < outputs.length * width) this.out = new Float32Array(outputs.length * width);
+    // One sequence decoding alone: its logits go straight into its own buffer, not through ours
+    // (a copy of the vocabulary's row per token: 600 KB for Qwen2.5's).
+    const sole = outputs.length === 1 ? taken.find(({ p, count }) => p.next + count === p.req.tokens.length && p.req.out !== undefined) : undefined;
+    const direct = sole !== undefined && sole.p.req.out!.length === width ? sole.p.req.out! : null;
+    if (direct === null && this.out.length < outputs.length * width) this.out = new Float32Array(outputs.length * width);
     const step: BatchStep = { tokens, positions, slots, outputs: Int32Array.from(outputs) };
     this.onStep?.({
       rows: taken.map(({ p, count }) => ({ slot: p.req.slot.index, start: p.req.start + p.next, count, decode: p.req.tokens.length - p.next === 1 })),
@@ -175,7 +179,7 @@ export class Scheduler {
     this.stats.lastStepTokens = used;
     this.stats.steps++;
 
-    const forward = this.graph.forwardBatch(step, this.out);
+    const forward = this.graph.forwardBatch(step, direct ?? this.out);
     for (const { p, count } of taken) if (p.next + count === p.req.tokens.length) p.req.whileRunning?.();
     try {
       await forward;
@@ -189,7 +193,7 @@ export class Scheduler {
       for (let i = 0; i < count; i++) req.slot.tokens.push(req.tokens[p.next + i]!);
       p.next += count;
       if (p.next < req.tokens.length) continue;
-      if (req.out !== undefined) req.out.set(this.out.subarray(j * width, ++j * width));
+      if (req.out !== undefined && req.out !== direct) req.out.set(this.out.subarray(j * width, ++j * width));
       this.settle(p);
     }
   }

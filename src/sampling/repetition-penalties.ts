@@ -11,6 +11,12 @@ export interface PenaltyOptions {
   frequencyPenalty: number;
 }
 
+/** Whether the penalties can change any logit for a history of this length. */
+export function penaltiesApply(options: PenaltyOptions, historyLength: number): boolean {
+  const { repeatPenalty, repeatLastN, presencePenalty, frequencyPenalty } = options;
+  return historyLength > 0 && repeatLastN !== 0 && (repeatPenalty !== 1 || presencePenalty !== 0 || frequencyPenalty !== 0);
+}
+
 /**
  * Applies the penalties to `logits` in place. Ids in `history` outside the vocabulary are ignored.
  * `counts` is scratch of at least `logits.length` zeros; it is left all zero again, so a sampler
@@ -23,7 +29,7 @@ export function repetitionPenalties(
   counts: Uint32Array = new Uint32Array(logits.length),
 ): void {
   const { repeatPenalty, repeatLastN, presencePenalty, frequencyPenalty } = options;
-  if (repeatLastN === 0 || (repeatPenalty === 1 && presencePenalty === 0 && frequencyPenalty === 0)) return;
+  if (!penaltiesApply(options, history.length)) return;
   const n = logits.length;
   const end = history.length;
   const start = repeatLastN < 0 ? 0 : Math.max(0, end - repeatLastN);

@@ -4,10 +4,10 @@
 import { Candidates, ranksBefore } from './candidates.js';
 import { dist } from './dist.js';
 import { greedy } from './greedy.js';
-import { logitBias } from './logit-bias.js';
+import { type LogitBiasTable, logitBias } from './logit-bias.js';
 import { minP } from './min-p.js';
 import { Prng } from './prng.js';
-import { repetitionPenalties } from './repetition-penalties.js';
+import { penaltiesApply, repetitionPenalties } from './repetition-penalties.js';
 import { type ResolvedSamplingOptions, type SamplingOptions, resolveSamplingOptions } from './sampling-options.js';
 import { temperature } from './temperature.js';
 import { topK } from './top-k.js';
@@ -21,6 +21,7 @@ export class Sampler {
   private working = new Float32Array(0);
   private counts = new Uint32Array(0);
   private candidates = new Candidates(0);
+  private biased = new Float32Array(0);
 
   /** Throws InvalidArgumentError naming the first bad field. */
   constructor(options: SamplingOptions = {}) {
@@ -48,6 +49,8 @@ export class Sampler {
       this.counts = new Uint32Array(n);
       this.candidates = new Candidates(n);
     }
+    // Greedy with nothing but a bias: no copy of the row (a vocabulary's worth per token).
+    if (o.temperature === 0 && allowed === undefined && !penaltiesApply(o, history.length)) return this.greedyBiased(logits, o.logitBias);
     const working = this.working;
     working.set(logits);
     repetitionPenalties(working, history, o, this.counts);
@@ -67,6 +70,24 @@ export class Sampler {
     minP(c, o.minP);
     temperature(c, o.temperature);
     return dist(c, this.rng);
+  }
+
+  /**
+   * greedy(logits + bias) with the bias added to `logits` in place and the biased entries put
+   * back before returning (or throwing): the caller's row ends as it was, bit for bit.
+   */
+  private greedyBiased(logits: Float32Array, table: LogitBiasTable): number {
+    const ids = table.ids;
+    if (ids.length === 0) return greedy(logits);
+    if (this.biased.length < ids.length) this.biased = new Float32Array(ids.length);
+    const saved = this.biased;
+    for (let i = 0; i < ids.length; i++) saved[i] = logits[ids[i]] ?? 0;
+    try {
+      logitBias(logits, table);
+      return greedy(logits);
+    } finally {
+      for (let i = ids.length - 1; i >= 0; i--) if (ids[i] < logits.length) logits[ids[i]] = saved[i];
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../src/errors.js';
+import { greedyLoop } from '../../../src/sampling/greedy.js';
 import { Sampler } from '../../../src/sampling/sampler.js';
 import { prng } from '../../helpers/prng.js';
 
@@ -31,6 +32,25 @@ describe('Sampler', () => {
     const logits = new Float32Array([5, 4, 1]);
     new Sampler({ temperature: 0.7, repeatPenalty: 2, logitBias: { 2: 3 }, seed: 1 }).sample(logits, [0, 1]);
     expect(Array.from(logits)).toEqual([5, 4, 1]);
+  });
+
+  it('at temperature 0 with a bias alone, picks the argmax of the biased row and leaves the row as it was', () => {
+    // This path adds the bias in place and puts the entries back, instead of copying the row.
+    const logits = randomLogits(32_000, 5);
+    logits[7] = NaN;
+    logits[9] = -0;
+    const before = new Uint32Array(logits.slice().buffer);
+    const bias: Record<number, number> = { 9: 0.25, 11: -Infinity, 31_999: 1.5 };
+    let best = 0;
+    for (let i = 0; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
+    bias[best] = -Infinity;
+    const biased = logits.slice();
+    for (const [id, b] of Object.entries(bias)) biased[Number(id)] += b;
+    expect(new Sampler({ temperature: 0, logitBias: bias }).sample(logits, [1, 2, 3])).toBe(greedyLoop(biased));
+    expect(new Uint32Array(logits.buffer)).toEqual(before);
+    // A bias naming a token past the row throws, and the row is still as it was.
+    expect(() => new Sampler({ temperature: 0, logitBias: { 3: 5, 40_000: 1 } }).sample(logits, [])).toThrow(InvalidArgumentError);
+    expect(new Uint32Array(logits.buffer)).toEqual(before);
   });
 
   it('gives the same tokens for the same seed and settings, and others for another seed', () => {
