@@ -246,6 +246,34 @@ Napi::Value Argmax(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), (double)argmaxF32(values.Data(), (int64_t)values.ElementLength()));
 }
 
+void Softmax(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 3, "softmax(logits: Float32Array, n, probs: Float64Array)");
+  Napi::Float32Array logits = floatsArg(info, 0, "logits");
+  const int64_t n = intArg(info, 1, "n", 0, (int64_t)1 << 40);
+  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
+    throw Napi::TypeError::New(env, "probs must be a Float64Array");
+  Napi::Float64Array probs = info[2].As<Napi::Float64Array>();
+  if ((size_t)n > logits.ElementLength() || (size_t)n > probs.ElementLength())
+    throw Napi::RangeError::New(env, "n is past the end of logits or probs");
+  opKernels().softmax(logits.Data(), n, probs.Data());
+}
+
+Napi::Value SoftmaxDraw(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 3, "softmaxDraw(logits: Float32Array, temperature, u)");
+  Napi::Float32Array logits = floatsArg(info, 0, "logits");
+  const double t = info[1].ToNumber().DoubleValue();
+  const double u = info[2].ToNumber().DoubleValue();
+  if (!(t > 0) || !std::isfinite(t)) throw Napi::RangeError::New(env, "temperature must be a finite number > 0");
+  if (!(u >= 0 && u < 1)) throw Napi::RangeError::New(env, "u must be in [0, 1)");
+  const int64_t n = (int64_t)logits.ElementLength();
+  if (n == 0) throw Napi::RangeError::New(env, "no logits to draw from");
+  thread_local std::vector<double> blocks;
+  blocks.resize((size_t)(n + 7) / 8);
+  return Napi::Number::New(env, (double)opKernels().softmaxDraw(logits.Data(), n, t, u, blocks.data()));
+}
+
 void SetKernelLevel(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   const std::string level = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
@@ -271,6 +299,8 @@ void registerKernelExports(Napi::Env env, Napi::Object exports) {
   exports.Set("mulMat", Napi::Function::New(env, MulMat, "mulMat"));
   exports.Set("timeMulMat", Napi::Function::New(env, TimeMulMat, "timeMulMat"));
   exports.Set("argmax", Napi::Function::New(env, Argmax, "argmax"));
+  exports.Set("softmax", Napi::Function::New(env, Softmax, "softmax"));
+  exports.Set("softmaxDraw", Napi::Function::New(env, SoftmaxDraw, "softmaxDraw"));
   exports.Set("setKernelLevel", Napi::Function::New(env, SetKernelLevel, "setKernelLevel"));
 }
 

@@ -3,6 +3,7 @@
 // in ops.cpp stay the reference they are tested against.
 // This file is compiled with -mavx2 -mfma -mf16c: it must not call an inline function with external
 // linkage from a shared header (fp16ToFloat and friends), see quants.h.
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -188,6 +189,98 @@ void swigluRows_avx2(const float* gate, const float* up, float* y, int64_t n, in
     _mm256_storeu_ps(y + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
   }
   for (; i < i1; i++) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void softmaxRow_avx2(const float* x, int64_t n, double* probs) {
+  if (n <= 0) return;
+  int64_t i = 0;
+  __m256 vm = _mm256_set1_ps(x[0]);
+  for (; i + 8 <= n; i += 8) vm = _mm256_max_ps(_mm256_loadu_ps(x + i), vm);
+  alignas(32) float lanesMax[8];
+  _mm256_store_ps(lanesMax, vm);
+  float m = lanesMax[0];
+  for (float v : lanesMax) m = v > m ? v : m;
+  for (; i < n; i++) m = x[i] > m ? x[i] : m;
+  // Lanes 0-3 and 4-7 of each eight in two double accumulators: lane l takes i = l (mod 8) in order.
+  const __m256 vmax = _mm256_set1_ps(m);
+  __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256 e = expGgml(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+    const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(e)), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1));
+    _mm256_storeu_pd(probs + i, lo);
+    _mm256_storeu_pd(probs + i + 4, hi);
+    s0 = _mm256_add_pd(s0, lo);
+    s1 = _mm256_add_pd(s1, hi);
+  }
+  alignas(32) double lane[8];
+  _mm256_store_pd(lane, s0);
+  _mm256_store_pd(lane + 4, s1);
+  for (; i < n; i++) {
+    const float e = expGgml(_mm256_set1_ps(x[i] - m))[0];
+    probs[i] = e;
+    lane[i % 8] += e;
+  }
+  const __m256d sum = _mm256_set1_pd(((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7])));
+  for (i = 0; i + 4 <= n; i += 4) _mm256_storeu_pd(probs + i, _mm256_div_pd(_mm256_loadu_pd(probs + i), sum));
+  for (; i < n; i++) probs[i] /= _mm256_cvtsd_f64(sum);
+}
+
+int64_t softmaxDrawRow_avx2(float* x, int64_t n, double t, double u, double* blocks) {
+  if (n <= 0) return 0;
+  const __m256 fmax = _mm256_set1_ps(FLT_MAX), fmin = _mm256_set1_ps(-FLT_MAX);
+  const __m256d dmax = _mm256_set1_pd(FLT_MAX), dmin = _mm256_set1_pd(-FLT_MAX), vt = _mm256_set1_pd(t);
+  __m256 vm = fmin;
+  for (int64_t i = 0; i < n; i += 8) {
+    const int64_t rest = n - i < 8 ? n - i : 8;
+    alignas(32) float tail[8];
+    const float* src = x + i;
+    if (rest < 8) {
+      for (int l = 0; l < 8; l++) tail[l] = l < rest ? x[i + l] : -FLT_MAX;
+      src = tail;
+    }
+    // max(v, -MAX) takes -MAX for NaN (maxps yields its second operand), then min(., MAX).
+    __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_loadu_ps(src), fmin), fmax);
+    if (t != 1.0) {
+      const __m256d lo = _mm256_div_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), vt);
+      const __m256d hi = _mm256_div_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), vt);
+      v = _mm256_set_m128(_mm256_cvtpd_ps(_mm256_min_pd(_mm256_max_pd(hi, dmin), dmax)),
+                          _mm256_cvtpd_ps(_mm256_min_pd(_mm256_max_pd(lo, dmin), dmax)));
+    }
+    vm = _mm256_max_ps(v, vm);
+    if (rest == 8) {
+      _mm256_storeu_ps(x + i, v);
+    } else {
+      _mm256_store_ps(tail, v);
+      for (int l = 0; l < rest; l++) x[i + l] = tail[l];
+    }
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, vm);
+  float m = lanes[0];
+  for (float v : lanes) m = v > m ? v : m;
+  const __m256 vmax = _mm256_set1_ps(m);
+  double total = 0;
+  for (int64_t i = 0, b = 0; i < n; i += 8, b++) {
+    __m256 e;
+    if (n - i >= 8) {
+      e = expGgml(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+      _mm256_storeu_ps(x + i, e);
+    } else {
+      alignas(32) float tail[8] = {};
+      for (int64_t l = 0; i + l < n; l++) tail[l] = x[i + l];
+      e = expGgml(_mm256_sub_ps(_mm256_load_ps(tail), vmax));
+      _mm256_store_ps(tail, e);
+      for (int64_t l = 0; l < 8; l++) {
+        if (i + l < n) x[i + l] = tail[l];
+        else tail[l] = 0;
+      }
+      e = _mm256_load_ps(tail);
+    }
+    // [e0 + e4, e1 + e5, e2 + e6, e3 + e7] in double, then (a0 + a2) + (a1 + a3): blockSum's order.
+    blocks[b] = hsum(_mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
+    total += blocks[b];
+  }
+  return drawIndex(x, n, blocks, u * total);
 }
 
 void addRows_avx2(const float* a, const float* b, float* y, int64_t n, int ith, int nth) {

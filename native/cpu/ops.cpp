@@ -4,6 +4,8 @@
 // a norm, a rotation or an attention sum decides the quantized value the next matmul sees.
 #include "ops.h"
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -198,6 +200,81 @@ void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int 
     for (int64_t i = 0; i < width; i++) y[r * width + i] += bias[i];
 }
 
+void softmaxRow(const float* x, int64_t n, double* probs) {
+  if (n <= 0) return;
+  float m = x[0];
+  for (int64_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
+  double lane[8] = {};
+  for (int64_t i = 0; i < n; i++) {
+    const float e = expGgml(x[i] - m);
+    probs[i] = e;
+    lane[i % 8] += e;
+  }
+  const double sum = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
+  for (int64_t i = 0; i < n; i++) probs[i] /= sum;
+}
+
+namespace {
+// A logit as the sampler's candidates hold it (src/sampling/candidates.ts finite()): NaN ->
+// -FLT_MAX, +-inf -> +-FLT_MAX; then divided by the temperature in double and clamped again
+// (src/sampling/temperature.ts), unless it is 1.
+inline float candidateLogit(float x, double t) {
+  double v = x >= FLT_MAX ? FLT_MAX : x > -FLT_MAX ? x : -FLT_MAX;
+  if (t != 1.0) {
+    v = v / t;
+    v = v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : v;
+  }
+  return (float)v;
+}
+
+// Each block of eight exps summed in double as ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)).
+inline double blockSum(const float* e) {
+  return (((double)e[0] + e[4]) + ((double)e[2] + e[6])) + (((double)e[1] + e[5]) + ((double)e[3] + e[7]));
+}
+}  // namespace
+
+int64_t drawIndex(const float* e, int64_t n, const double* blocks, double target) {
+  const int64_t nBlocks = (n + 7) / 8;
+  double cumulative = 0;
+  for (int64_t b = 0; b < nBlocks; b++) {
+    if (target < cumulative + blocks[b]) {
+      const int64_t end = std::min<int64_t>(n, 8 * b + 8);
+      double c = cumulative;
+      for (int64_t i = 8 * b; i < end; i++) {
+        c += e[i];
+        if (target < c) return i;
+      }
+      // The block's sum, added in another order, reached past the target and its walk fell
+      // short: its last token with any mass.
+      for (int64_t i = end - 1; i > 8 * b; i--)
+        if (e[i] > 0) return i;
+      return 8 * b;
+    }
+    cumulative += blocks[b];
+  }
+  // Rounding left the total a hair below the target: the last token with any mass.
+  for (int64_t i = n - 1; i > 0; i--)
+    if (e[i] > 0) return i;
+  return 0;
+}
+
+int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks) {
+  if (n <= 0) return 0;
+  float m = -FLT_MAX;
+  for (int64_t i = 0; i < n; i++) {
+    x[i] = candidateLogit(x[i], t);
+    m = x[i] > m ? x[i] : m;
+  }
+  double total = 0;
+  for (int64_t b = 0; b * 8 < n; b++) {
+    float e[8] = {};
+    for (int64_t i = 8 * b; i < n && i < 8 * b + 8; i++) e[i - 8 * b] = x[i] = expGgml(x[i] - m);
+    blocks[b] = blockSum(e);
+    total += blocks[b];
+  }
+  return drawIndex(x, n, blocks, u * total);
+}
+
 int64_t argmaxF32(const float* x, int64_t n) {
   // Two passes over a row that is in cache: the largest value (a NaN operand of maxps yields its
   // second operand, the running maximum, so NaN is skipped), then the first index holding it.
@@ -231,9 +308,9 @@ int64_t argmaxF32(const float* x, int64_t n) {
 }
 
 const OpKernels& opKernels() {
-  static const OpKernels generic{rmsNormRows, ropeRows, kvStoreRows, attentionRows, swigluRows, addRows};
+  static const OpKernels generic{rmsNormRows, ropeRows, kvStoreRows, attentionRows, swigluRows, addRows, softmaxRow, softmaxDrawRow};
 #if defined(__x86_64__) || defined(__i386__)
-  static const OpKernels avx2{rmsNormRows_avx2, ropeRows_avx2, kvStoreRows_avx2, attentionRows_avx2, swigluRows_avx2, addRows_avx2};
+  static const OpKernels avx2{rmsNormRows_avx2, ropeRows_avx2, kvStoreRows_avx2, attentionRows_avx2, swigluRows_avx2, addRows_avx2, softmaxRow_avx2, softmaxDrawRow_avx2};
   const CpuFeatures& f = cpuFeatures();
   if (kernelLevel() != KernelLevel::Generic && f.avx2 && f.fma && f.f16c) return avx2;
 #endif

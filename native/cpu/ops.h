@@ -65,6 +65,21 @@ void addRows(const float* a, const float* b, float* y, int64_t n, int ith, int n
 // y[r] += bias for each of nRows rows of width.
 void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int ith, int nth);
 
+// The softmax of n finite floats, in double: m the largest, e_i = expf(x_i - m) (float), their sum
+// in double over eight lanes (i % 8, each in order) added as hsum8 does, probs[i] = e_i / sum. What
+// sampling draws from (src/sampling/candidates.ts); the AVX2 version gives the same bits.
+void softmaxRow(const float* x, int64_t n, double* probs);
+
+// One draw from the softmax of a whole row of logits, as the sampler draws when no sampler narrows
+// the candidates (src/sampling/sampler.ts): each x_i becomes its candidate logit (NaN -> -FLT_MAX,
+// +-inf -> +-FLT_MAX, divided by t in double and clamped again unless t is 1), then e_i = expf(x_i -
+// max) as softmaxRow, in place; each block of eight summed in double as
+// ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)) into blocks[(n + 7) / 8], the total in block
+// order. The token is the first i whose running sum (whole blocks, then its own block's e in
+// order, in double) passes u * total (drawIndex). The AVX2 version gives the same index.
+int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks);
+int64_t drawIndex(const float* e, int64_t n, const double* blocks, double target);
+
 // The index of the largest of x[0..n): the lowest index on ties (-0 and +0 tie), NaN never wins, 0
 // when nothing is above -infinity. Greedy decoding's pick (src/sampling/greedy.ts is its definition).
 int64_t argmaxF32(const float* x, int64_t n);
@@ -87,6 +102,8 @@ void kvStoreRows_avx2(const KvView& kv, const float* k, const float* v, int64_t 
 void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nTokens, const int32_t* positions,
                         const AttentionParams& p, float* scratch, int ith, int nth);
 void swigluRows_avx2(const float* gate, const float* up, float* y, int64_t n, int ith, int nth);
+void softmaxRow_avx2(const float* x, int64_t n, double* probs);
+int64_t softmaxDrawRow_avx2(float* x, int64_t n, double t, double u, double* blocks);
 void addRows_avx2(const float* a, const float* b, float* y, int64_t n, int ith, int nth);
 #endif
 
@@ -99,6 +116,8 @@ struct OpKernels {
   decltype(&attentionRows) attention;
   decltype(&swigluRows) swiglu;
   decltype(&addRows) add;
+  decltype(&softmaxRow) softmax;
+  decltype(&softmaxDrawRow) softmaxDraw;
 };
 
 const OpKernels& opKernels();

@@ -150,6 +150,17 @@ export interface NativeAddon {
   };
   /** The index of the largest value: the lowest on ties, NaN never wins, 0 when none is above -Infinity (src/sampling/greedy.ts). */
   argmax(values: Float32Array): number;
+  /**
+   * probs[0..n) = the softmax of logits[0..n) (finite): expf(x - max) as float, summed in double
+   * (eight lanes, i % 8), each divided by the sum. Sampling's softmax (src/sampling/candidates.ts).
+   */
+  softmax(logits: Float32Array, n: number, probs: Float64Array): void;
+  /**
+   * One token drawn from the softmax of the whole row at temperature t (> 0), u in [0, 1) the
+   * uniform draw; the row is overwritten (its clamped, scaled logits, then their exps). The
+   * sampler's draw when nothing narrows the candidates (native/cpu/ops.h softmaxDrawRow).
+   */
+  softmaxDraw(logits: Float32Array, temperature: number, u: number): number;
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
   setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;

@@ -19,13 +19,8 @@ export function topP(c: Candidates, p: number): void {
   const n = c.size;
   if (p >= 1 || n === 0) return;
   const { ids, logits, probs } = c;
-  const max = c.maxLogit();
-  let sum = 0;
-  for (let i = 0; i < n; i++) {
-    probs[i] = Math.exp(logits[i] - max);
-    sum += probs[i];
-  }
-  const target = p * sum;
+  c.softmax();
+  const target = p; // the probabilities sum to 1 (to rounding; a total short of p keeps everything)
 
   if (c.sorted) {
     let cumulative = 0;

@@ -53,6 +53,21 @@ describe('Sampler', () => {
     expect(new Uint32Array(logits.buffer)).toEqual(before);
   });
 
+  it('with nothing narrowing the candidates, draws what reset, temperature and dist draw', () => {
+    // The defaults take the addon's one-pass draw; a min-p far below every logit keeps the whole
+    // row in id order and goes through the candidates instead. Same seed, same tokens (their
+    // draws differ only where u falls within rounding of a token's edge).
+    const logits = randomLogits(32_000, 8);
+    logits[100] = 12;
+    logits[200] = NaN;
+    for (const temperature of [1, 0.7, 1.3]) {
+      const fast = draw(new Sampler({ temperature, seed: 77 }), logits, 300);
+      const slow = draw(new Sampler({ temperature, minP: 1e-300, seed: 77 }), logits, 300);
+      expect(fast).toEqual(slow);
+      expect(new Set(fast).size).toBeGreaterThan(10);
+    }
+  });
+
   it('gives the same tokens for the same seed and settings, and others for another seed', () => {
     const logits = randomLogits(32_000, 1).map((v) => v / 4);
     const options = { temperature: 0.9, topK: 50, topP: 0.95, minP: 0.01, repeatPenalty: 1.1, seed: 1234 };
