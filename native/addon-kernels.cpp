@@ -274,6 +274,21 @@ Napi::Value SoftmaxDraw(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, (double)opKernels().softmaxDraw(logits.Data(), n, t, u, blocks.data()));
 }
 
+void TopK(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 4, "topK(logits: Float32Array, k, ids: Int32Array, out: Float32Array)");
+  Napi::Float32Array logits = floatsArg(info, 0, "logits");
+  const int64_t n = (int64_t)logits.ElementLength();
+  const int64_t k = intArg(info, 1, "k", 1, std::max<int64_t>(1, n));
+  if (n == 0) throw Napi::RangeError::New(env, "no logits to select from");
+  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+    throw Napi::TypeError::New(env, "ids must be an Int32Array");
+  Napi::Int32Array ids = info[2].As<Napi::Int32Array>();
+  Napi::Float32Array out = floatsArg(info, 3, "out");
+  if ((int64_t)ids.ElementLength() < k || (int64_t)out.ElementLength() < k) throw Napi::RangeError::New(env, "ids and out need k entries");
+  selectTopRow(logits.Data(), n, k, ids.Data(), out.Data());
+}
+
 void SetKernelLevel(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   const std::string level = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
@@ -301,6 +316,7 @@ void registerKernelExports(Napi::Env env, Napi::Object exports) {
   exports.Set("argmax", Napi::Function::New(env, Argmax, "argmax"));
   exports.Set("softmax", Napi::Function::New(env, Softmax, "softmax"));
   exports.Set("softmaxDraw", Napi::Function::New(env, SoftmaxDraw, "softmaxDraw"));
+  exports.Set("topK", Napi::Function::New(env, TopK, "topK"));
   exports.Set("setKernelLevel", Napi::Function::New(env, SetKernelLevel, "setKernelLevel"));
 }
 

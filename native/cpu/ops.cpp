@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -273,6 +274,33 @@ int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks) 
     total += blocks[b];
   }
   return drawIndex(x, n, blocks, u * total);
+}
+
+void selectTopRow(const float* x, int64_t n, int64_t k, int32_t* ids, float* logits) {
+  struct Entry {
+    float logit;
+    int32_t id;
+  };
+  // ranksBefore: the higher logit, then the lower id.
+  const auto before = [](const Entry& a, const Entry& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); };
+  const auto clamp = [](float v) { return v >= FLT_MAX ? FLT_MAX : v > -FLT_MAX ? v : -FLT_MAX; };
+  // A heap whose root is the worst of the best so far. Every entry in it came earlier, so a later
+  // value ranks before the root only when it is strictly higher.
+  std::vector<Entry> heap((size_t)k);
+  for (int64_t i = 0; i < k; i++) heap[i] = {clamp(x[i]), (int32_t)i};
+  std::make_heap(heap.begin(), heap.end(), before);
+  for (int64_t i = k; i < n; i++) {
+    const float v = clamp(x[i]);
+    if (!(v > heap.front().logit)) continue;
+    std::pop_heap(heap.begin(), heap.end(), before);
+    heap.back() = {v, (int32_t)i};
+    std::push_heap(heap.begin(), heap.end(), before);
+  }
+  std::sort(heap.begin(), heap.end(), before);
+  for (int64_t i = 0; i < k; i++) {
+    ids[i] = heap[i].id;
+    logits[i] = heap[i].logit;
+  }
 }
 
 int64_t argmaxF32(const float* x, int64_t n) {

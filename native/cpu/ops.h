@@ -80,6 +80,11 @@ void softmaxRow(const float* x, int64_t n, double* probs);
 int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks);
 int64_t drawIndex(const float* e, int64_t n, const double* blocks, double target);
 
+// The best k of x[0..n) as the sampler ranks candidates (src/sampling/select-top.ts): each value
+// clamped as a candidate's logit (NaN and -inf to -FLT_MAX, +inf to FLT_MAX), the higher first,
+// the lower index on ties; written best first to ids[0..k) and logits[0..k). 0 < k <= n.
+void selectTopRow(const float* x, int64_t n, int64_t k, int32_t* ids, float* logits);
+
 // The index of the largest of x[0..n): the lowest index on ties (-0 and +0 tie), NaN never wins, 0
 // when nothing is above -infinity. Greedy decoding's pick (src/sampling/greedy.ts is its definition).
 int64_t argmaxF32(const float* x, int64_t n);

@@ -161,6 +161,11 @@ export interface NativeAddon {
    * sampler's draw when nothing narrows the candidates (native/cpu/ops.h softmaxDrawRow).
    */
   softmaxDraw(logits: Float32Array, temperature: number, u: number): number;
+  /**
+   * The best k (1..length) of the row as the sampler ranks candidates (clamped as Candidates.reset
+   * clamps; the higher logit, then the lower id), best first into ids[0..k) and out[0..k).
+   */
+  topK(logits: Float32Array, k: number, ids: Int32Array, out: Float32Array): void;
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
   setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;

@@ -44,6 +44,17 @@ export class Candidates {
     this.sorted = false;
   }
 
+  /**
+   * Makes the best `k` (1..logits.length) tokens the candidates, best first: reset() then top-k,
+   * in one pass of the addon's over the row instead of a copy of it and a heap in JS.
+   */
+  resetToTop(logits: Float32Array, k: number): void {
+    if (k > this.capacity) throw new RangeError(`${k} candidates exceed the capacity ${this.capacity}`);
+    native().topK(logits, k, this.ids, this.logits);
+    this.size = k;
+    this.sorted = true;
+  }
+
   /** Makes only the tokens `ids` (distinct, at least one) candidates, clamped as reset() does. */
   resetTo(logits: ArrayLike<number>, ids: readonly number[]): void {
     if (ids.length === 0 || ids.length > this.capacity) throw new RangeError(`${ids.length} allowed tokens: expected 1 to ${this.capacity}`);

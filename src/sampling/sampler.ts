@@ -68,7 +68,8 @@ export class Sampler {
       // draw in one pass of the addon's over our own copy, as reset, temperature and dist would
       // give them (to float exps: 152k tokens cost 2.6 ms a token in JS, about 0.1 ms there).
       if (o.topK <= 0 && o.topP >= 1 && o.minP <= 0) return native().softmaxDraw(working, o.temperature, this.rng.nextFloat());
-      c.reset(working);
+      if (o.topK > 0 && o.topK < n) c.resetToTop(working, o.topK);
+      else c.reset(working);
     }
     topK(c, o.topK);
     topP(c, o.topP);

@@ -2,6 +2,8 @@
 // definition ('generic'), bit for bit, and the definitions against plain double-precision math.
 import { afterAll, describe, expect, it } from 'vitest';
 import { native } from '../../src/native/binding.js';
+import { Candidates } from '../../src/sampling/candidates.js';
+import { selectTop } from '../../src/sampling/select-top.js';
 import { prng } from '../helpers/prng.js';
 
 const FLOAT32_MAX = 3.4028234663852886e38;
@@ -121,6 +123,33 @@ describe('softmaxDraw', () => {
     expect(() => native().softmaxDraw(new Float32Array(3), 1, 1)).toThrow(RangeError);
     expect(() => native().softmaxDraw(new Float32Array(3), 1, -0.1)).toThrow(RangeError);
     expect(() => native().softmaxDraw(new Float32Array(0), 1, 0.5)).toThrow(RangeError);
+  });
+});
+
+describe('topK', () => {
+  it('selects what reset and the JS heap select, in the same order (ties, NaN, infinities)', () => {
+    const r = prng(21);
+    for (const n of [1, 2, 40, 41, 1000, 151936]) {
+      // Few distinct values: ties everywhere, broken toward the lower id.
+      const x = Float32Array.from({ length: n }, () => Math.floor(r.next() * 50) / 4);
+      for (let i = 0; i < n; i += 97) x[i] = [NaN, Infinity, -Infinity, 1e30][(i / 97) % 4]!;
+      for (const k of [1, 5, 40, n]) {
+        if (k > n) continue;
+        const c = new Candidates(n);
+        c.reset(x);
+        selectTop(c, k);
+        const ids = new Int32Array(k), out = new Float32Array(k);
+        native().topK(x, k, ids, out);
+        expect(Array.from(ids), `n ${n}, k ${k}`).toEqual(Array.from(c.scratchIds.subarray(0, k)));
+        expect(Array.from(out), `n ${n}, k ${k}`).toEqual(Array.from(c.scratchLogits.subarray(0, k)));
+      }
+    }
+  });
+
+  it('refuses k outside 1..n and outputs shorter than k', () => {
+    expect(() => native().topK(new Float32Array(4), 0, new Int32Array(4), new Float32Array(4))).toThrow(RangeError);
+    expect(() => native().topK(new Float32Array(4), 5, new Int32Array(5), new Float32Array(5))).toThrow(RangeError);
+    expect(() => native().topK(new Float32Array(4), 3, new Int32Array(2), new Float32Array(3))).toThrow(RangeError);
   });
 });
 
