@@ -5,9 +5,12 @@
 //
 // A run, with the prompt and token ids from the request:
 //   prefill: the 512-token prompt at position 0, in one batch, until its last logits;
-//   decode at depth 512: 128 greedy tokens after that prompt, one forward step each;
-//   decode at depth 0: 128 greedy tokens after a one-token prompt.
-// The end-of-generation tokens are excluded from sampling, so every run decodes all its tokens.
+//   decode at depth 512: 128 tokens after that prompt, one forward step each;
+//   decode at depth 0: 128 tokens after a one-token prompt.
+// Each token is the greedy pick, or with `sampling` a seeded draw at its temperature, top-k and
+// top-p, as a request asks for (node-llama-cpp's own defaults, top-k 40 and top-p 0.95, are set
+// to the same values). kiln excludes the end-of-generation tokens from sampling, so every run
+// decodes all its tokens; node-llama-cpp's end token is replaced by another before it is fed.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -26,7 +29,18 @@ export interface EngineOptions {
   kvCacheType: 'f16' | 'f32';
   /** llama.cpp only: node-llama-cpp's flash attention setting. */
   flashAttention: 'auto' | 'on' | 'off';
+  /** How decoded tokens are picked: greedy at temperature 0 (the default). llama-bench never samples. */
+  sampling?: Sampling;
 }
+
+/** A request's sampling settings, the same for kiln and node-llama-cpp: top-k 0 and top-p 1 are off. */
+export interface Sampling {
+  temperature: number;
+  topK: number;
+  topP: number;
+}
+
+const SAMPLING_SEED = 1234;
 
 export interface RunRequest {
   cmd: 'run';
@@ -50,9 +64,9 @@ export interface RunResult {
 interface Engine {
   /** What ran, for the report: node-llama-cpp's CPU variant. */
   variant?: string;
-  /** Evaluates `prompt` from position 0 (forgetting the cache); returns the greedy next token. */
+  /** Evaluates `prompt` from position 0 (forgetting the cache); returns the next token (greedy, or sampled as asked). */
   prefill(prompt: number[]): Promise<number>;
-  /** Feeds `first`, then each greedy token, `n` forward steps in all. */
+  /** Feeds `first`, then each next token, `n` forward steps in all. */
   decode(first: number, n: number): Promise<void>;
 }
 
@@ -98,6 +112,7 @@ async function kilnEngine(o: EngineOptions): Promise<Engine> {
   // generate() runs the prompt, then one forward step per token after the first; a
   // continuation of the previous prompt reuses its cache, which is what decode wants.
   let history: number[] = [];
+  const sampling = { temperature: o.sampling?.temperature ?? 0, topK: o.sampling?.topK ?? 0, topP: o.sampling?.topP ?? 1, seed: SAMPLING_SEED };
   return {
     async prefill(prompt) {
       const r = await rt.complete({ prompt, maxTokens: 1, temperature: 0, logitBias });
@@ -107,7 +122,7 @@ async function kilnEngine(o: EngineOptions): Promise<Engine> {
     },
     async decode(first, n) {
       history.push(first);
-      const r = await rt.complete({ prompt: history, maxTokens: n, temperature: 0, logitBias });
+      const r = await rt.complete({ prompt: history, maxTokens: n, ...sampling, logitBias });
       if (r.timings.prefillTokens !== 1) throw new Error(`decode re-evaluated ${r.timings.prefillTokens} tokens`);
       history.push(...r.tokens);
     },
@@ -115,7 +130,7 @@ async function kilnEngine(o: EngineOptions): Promise<Engine> {
 }
 
 // The slice of node-llama-cpp's API used here; its own types live in .cache/, outside the build.
-type EvaluateItem = number | [number, { generateNext: { token: boolean } }];
+type EvaluateItem = number | [number, { generateNext: { token: boolean; options?: object } }];
 interface LlamaSequence {
   controlledEvaluate(input: EvaluateItem[]): Promise<Array<{ next: { token?: number | null } } | undefined>>;
   clearHistory(): Promise<void>;
@@ -147,21 +162,26 @@ async function llamaEngine(o: EngineOptions): Promise<Engine> {
   const eog = [model.tokens.eos, model.tokens.eot].filter((t): t is number => t !== null);
   const seq = context.getSequence();
   const variants = loadedCpuVariants();
+  const t = o.sampling?.temperature ?? 0;
+  // node-llama-cpp's own defaults at a temperature above 0 are top-k 40 and top-p 0.95: set as asked.
+  const generateNext = t > 0
+    ? { token: true, options: { temperature: t, topK: o.sampling!.topK, topP: o.sampling!.topP, minP: 0, seed: SAMPLING_SEED } }
+    : { token: true };
   const next = async (input: EvaluateItem[]) => {
     const token = (await seq.controlledEvaluate(input)).at(-1)?.next.token;
     if (token == null) throw new Error('node-llama-cpp returned no token');
-    // Greedy sampling may pick an end token; feeding a token id other than it keeps the step the same.
+    // The pick may be an end token; feeding a token id other than it keeps the step the same.
     return eog.includes(token) ? 300 : token;
   };
   return {
     variant: variants.length > 0 ? variants.join('+') : 'unknown (no libggml-cpu-*.so mapped)',
     async prefill(prompt) {
       await seq.clearHistory();
-      return next([...prompt.slice(0, -1), [prompt.at(-1)!, { generateNext: { token: true } }]]);
+      return next([...prompt.slice(0, -1), [prompt.at(-1)!, { generateNext }]]);
     },
     async decode(first, n) {
       let token = first;
-      for (let i = 0; i < n; i++) token = await next([[token, { generateNext: { token: true } }]]);
+      for (let i = 0; i < n; i++) token = await next([[token, { generateNext }]]);
     },
   };
 }

@@ -32,7 +32,7 @@ import { GgmlType } from '../src/gguf/ggml-type.js';
 import { openGguf } from '../src/gguf/open-gguf.js';
 import { barChart } from './e2e-chart.js';
 import { ensureLlamaBench, ensureLlamaBenchAvx2, installLlamaPeer, LlamaBenchEngine } from './llama-bench.js';
-import { type EngineOptions, LLAMA_PACKAGE_ENTRY, type RunRequest, type RunResult } from './e2e-engine.js';
+import { type EngineOptions, LLAMA_PACKAGE_ENTRY, type RunRequest, type RunResult, type Sampling } from './e2e-engine.js';
 import { argValue, describeMachine, formatTable, machineInfo, measureLimits, median, probeReadNow, REPO_ROOT, warnAboutAddon } from './machine.js';
 import { BENCH_TYPES, DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './models.js';
 
@@ -252,6 +252,14 @@ export async function run(args: string[]): Promise<void> {
   const generate = Number(argValue(args, '--generate') ?? 128);
   const kvCacheType = (argValue(args, '--kv') ?? 'f16') as 'f16' | 'f32';
   const flashAttention = (argValue(args, '--flash-attn') ?? 'auto') as EngineOptions['flashAttention'];
+  const sampling: Sampling = {
+    temperature: Number(argValue(args, '--temperature') ?? 0),
+    topK: Number(argValue(args, '--top-k') ?? 0),
+    topP: Number(argValue(args, '--top-p') ?? 1),
+  };
+  if (!(sampling.temperature >= 0) || !(Number.isInteger(sampling.topK) && sampling.topK >= 0) || !(sampling.topP > 0 && sampling.topP <= 1)) {
+    throw new Error(`--temperature takes a number >= 0, --top-k an integer >= 0 (0: off), --top-p a number in (0, 1] (1: off)`);
+  }
   const modelsDir = argValue(args, '--models-dir') ?? DEFAULT_MODEL_DIR;
   const level = (argValue(args, '--level') ?? 'best') as NonNullable<EngineOptions['level']>;
   if (level !== 'best' && level !== 'avx2') throw new Error(`--level takes best or avx2, got '${level}'`);
@@ -268,6 +276,10 @@ export async function run(args: string[]): Promise<void> {
   let limits = await measureLimits(threads, 1);
   console.log(`kiln backend ${backend}${level === 'avx2' ? ' (kernels forced to the AVX2 tier)' : ''}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
     `${runs}${maxRuns > runs ? ` (up to ${maxRuns} where a row swings by more than ${pct(swing)} or across 1.0)` : ''} runs after a warm-up${peers.length ? `, llama.cpp flash attention ${flashAttention}, alternating ${engines.join(' / ')}` : ''}`);
+  if (sampling.temperature > 0) {
+    console.log(`decoded tokens sampled at temperature ${sampling.temperature}, top-k ${sampling.topK || 'off'}, top-p ${sampling.topP === 1 ? 'off' : sampling.topP} (kiln and node-llama-cpp, seeded)` +
+      `${engines.some((e) => e.startsWith('llama-bench')) ? '; llama-bench never samples (its decode is the forward steps alone)' : ''}`);
+  }
 
   const summaries: ModelSummary[] = [];
   let llamaBench: string | undefined;
@@ -278,7 +290,7 @@ export async function run(args: string[]): Promise<void> {
     if (peers.includes('llama-bench')) llamaBench ??= ensureLlamaBench(file, modelsDir);
     if (peers.includes('llama-bench-avx2')) llamaBenchAvx2 ??= ensureLlamaBenchAvx2(file, modelsDir);
     const options = (engine: EngineOptions['engine']): EngineOptions => ({
-      engine, backend, level, model: file, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType, flashAttention,
+      engine, backend, level, model: file, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType, flashAttention, sampling,
     });
     const procs: BenchEngine[] = [];
     try {
@@ -346,7 +358,7 @@ export async function run(args: string[]): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const json = join(RESULTS_DIR, `e2e-${stamp}.json`);
-  const settings = { backend, level, threads, runs, maxRuns, swing, promptTokens, generate, kvCacheType, flashAttention: peers.length ? flashAttention : undefined, llamaBench, llamaBenchAvx2 };
+  const settings = { backend, level, threads, runs, maxRuns, swing, promptTokens, generate, kvCacheType, flashAttention: peers.length ? flashAttention : undefined, sampling, llamaBench, llamaBenchAvx2 };
   writeFileSync(json, JSON.stringify({ machine, limits, settings, models: summaries }, null, 2) + '\n');
   const svg = join(RESULTS_DIR, `e2e-${stamp}.svg`);
   const colors: Record<EngineName, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6', 'llama-bench': '#2f9e44', 'llama-bench-avx2': '#66a80f' };
