@@ -1,10 +1,10 @@
 // One request's sampler: llama.cpp's default chain, penalties -> logit bias -> top-k -> top-p ->
 // min-p -> temperature -> seeded draw, or argmax at temperature 0. Scratch arrays are sized to
 // the vocabulary once, so sampling a token allocates nothing.
+import { native } from '../native/binding.js';
 import { Candidates, ranksBefore } from './candidates.js';
 import { dist } from './dist.js';
 import { greedy } from './greedy.js';
-import { native } from '../native/binding.js';
 import { type LogitBiasTable, logitBias } from './logit-bias.js';
 import { minP } from './min-p.js';
 import { Prng } from './prng.js';
