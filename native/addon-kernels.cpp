@@ -271,7 +271,7 @@ Napi::Value SoftmaxDraw(const Napi::CallbackInfo& info) {
   if (n == 0) throw Napi::RangeError::New(env, "no logits to draw from");
   thread_local std::vector<double> blocks;
   blocks.resize((size_t)(n + 7) / 8);
-  return Napi::Number::New(env, (double)opKernels().softmaxDraw(logits.Data(), n, t, u, blocks.data()));
+  return Napi::Number::New(env, (double)softmaxDrawRow(logits.Data(), n, t, u, blocks.data()));
 }
 
 void TopK(const Napi::CallbackInfo& info) {
@@ -287,6 +287,27 @@ void TopK(const Napi::CallbackInfo& info) {
   Napi::Float32Array out = floatsArg(info, 3, "out");
   if ((int64_t)ids.ElementLength() < k || (int64_t)out.ElementLength() < k) throw Napi::RangeError::New(env, "ids and out need k entries");
   selectTopRow(logits.Data(), n, k, ids.Data(), out.Data());
+}
+
+Napi::Value Nucleus(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 5, "nucleus(logits: Float32Array, p, maxK, ids: Int32Array, out: Float32Array)");
+  Napi::Float32Array logits = floatsArg(info, 0, "logits");
+  const double p = info[1].ToNumber().DoubleValue();
+  if (!(p > 0 && p < 1)) throw Napi::RangeError::New(env, "p must be in (0, 1)");
+  const int64_t n = (int64_t)logits.ElementLength();
+  if (n == 0) throw Napi::RangeError::New(env, "no logits to select from");
+  const int64_t maxK = intArg(info, 2, "maxK", 1, n);
+  if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+    throw Napi::TypeError::New(env, "ids must be an Int32Array");
+  Napi::Int32Array ids = info[3].As<Napi::Int32Array>();
+  Napi::Float32Array out = floatsArg(info, 4, "out");
+  if ((int64_t)ids.ElementLength() < maxK || (int64_t)out.ElementLength() < maxK) throw Napi::RangeError::New(env, "ids and out need maxK entries");
+  thread_local std::vector<float> e;
+  thread_local std::vector<double> blocks;
+  e.resize((size_t)n);
+  blocks.resize((size_t)(n + 7) / 8);
+  return Napi::Number::New(env, (double)nucleusRow(logits.Data(), n, p, maxK, e.data(), blocks.data(), ids.Data(), out.Data()));
 }
 
 void SetKernelLevel(const Napi::CallbackInfo& info) {
@@ -317,6 +338,7 @@ void registerKernelExports(Napi::Env env, Napi::Object exports) {
   exports.Set("softmax", Napi::Function::New(env, Softmax, "softmax"));
   exports.Set("softmaxDraw", Napi::Function::New(env, SoftmaxDraw, "softmaxDraw"));
   exports.Set("topK", Napi::Function::New(env, TopK, "topK"));
+  exports.Set("nucleus", Napi::Function::New(env, Nucleus, "nucleus"));
   exports.Set("setKernelLevel", Napi::Function::New(env, SetKernelLevel, "setKernelLevel"));
 }
 

@@ -225,8 +225,7 @@ void softmaxRow_avx2(const float* x, int64_t n, double* probs) {
   for (; i < n; i++) probs[i] /= _mm256_cvtsd_f64(sum);
 }
 
-int64_t softmaxDrawRow_avx2(float* x, int64_t n, double t, double u, double* blocks) {
-  if (n <= 0) return 0;
+double softmaxExps_avx2(const float* x, float* out, int64_t n, double t, double* blocks) {
   const __m256 fmax = _mm256_set1_ps(FLT_MAX), fmin = _mm256_set1_ps(-FLT_MAX);
   const __m256d dmax = _mm256_set1_pd(FLT_MAX), dmin = _mm256_set1_pd(-FLT_MAX), vt = _mm256_set1_pd(t);
   __m256 vm = fmin;
@@ -248,10 +247,10 @@ int64_t softmaxDrawRow_avx2(float* x, int64_t n, double t, double u, double* blo
     }
     vm = _mm256_max_ps(v, vm);
     if (rest == 8) {
-      _mm256_storeu_ps(x + i, v);
+      _mm256_storeu_ps(out + i, v);
     } else {
       _mm256_store_ps(tail, v);
-      for (int l = 0; l < rest; l++) x[i + l] = tail[l];
+      for (int l = 0; l < rest; l++) out[i + l] = tail[l];
     }
   }
   alignas(32) float lanes[8];
@@ -263,15 +262,15 @@ int64_t softmaxDrawRow_avx2(float* x, int64_t n, double t, double u, double* blo
   for (int64_t i = 0, b = 0; i < n; i += 8, b++) {
     __m256 e;
     if (n - i >= 8) {
-      e = expGgml(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
-      _mm256_storeu_ps(x + i, e);
+      e = expGgml(_mm256_sub_ps(_mm256_loadu_ps(out + i), vmax));
+      _mm256_storeu_ps(out + i, e);
     } else {
       alignas(32) float tail[8] = {};
-      for (int64_t l = 0; i + l < n; l++) tail[l] = x[i + l];
+      for (int64_t l = 0; i + l < n; l++) tail[l] = out[i + l];
       e = expGgml(_mm256_sub_ps(_mm256_load_ps(tail), vmax));
       _mm256_store_ps(tail, e);
       for (int64_t l = 0; l < 8; l++) {
-        if (i + l < n) x[i + l] = tail[l];
+        if (i + l < n) out[i + l] = tail[l];
         else tail[l] = 0;
       }
       e = _mm256_load_ps(tail);
@@ -280,7 +279,7 @@ int64_t softmaxDrawRow_avx2(float* x, int64_t n, double t, double u, double* blo
     blocks[b] = hsum(_mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
     total += blocks[b];
   }
-  return drawIndex(x, n, blocks, u * total);
+  return total;
 }
 
 void addRows_avx2(const float* a, const float* b, float* y, int64_t n, int ith, int nth) {

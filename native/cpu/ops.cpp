@@ -259,21 +259,42 @@ int64_t drawIndex(const float* e, int64_t n, const double* blocks, double target
   return 0;
 }
 
-int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks) {
-  if (n <= 0) return 0;
+double softmaxExps(const float* x, float* e, int64_t n, double t, double* blocks) {
   float m = -FLT_MAX;
   for (int64_t i = 0; i < n; i++) {
-    x[i] = candidateLogit(x[i], t);
-    m = x[i] > m ? x[i] : m;
+    e[i] = candidateLogit(x[i], t);
+    m = e[i] > m ? e[i] : m;
   }
   double total = 0;
   for (int64_t b = 0; b * 8 < n; b++) {
-    float e[8] = {};
-    for (int64_t i = 8 * b; i < n && i < 8 * b + 8; i++) e[i - 8 * b] = x[i] = expGgml(x[i] - m);
-    blocks[b] = blockSum(e);
+    float block[8] = {};
+    for (int64_t i = 8 * b; i < n && i < 8 * b + 8; i++) block[i - 8 * b] = e[i] = expGgml(e[i] - m);
+    blocks[b] = blockSum(block);
     total += blocks[b];
   }
+  return total;
+}
+
+int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks) {
+  if (n <= 0) return 0;
+  const double total = opKernels().exps(x, x, n, t, blocks);
   return drawIndex(x, n, blocks, u * total);
+}
+
+int64_t nucleusRow(const float* x, int64_t n, double p, int64_t maxK, float* e, double* blocks, int32_t* ids, float* logits) {
+  if (n <= 0) return 0;
+  const double target = p * opKernels().exps(x, e, n, 1.0, blocks);
+  maxK = std::min(maxK, n);
+  for (int64_t k = std::min<int64_t>(64, maxK);; k = std::min(8 * k, maxK)) {
+    selectTopRow(x, n, k, ids, logits);
+    double cumulative = 0;
+    for (int64_t j = 0; j < k; j++) {
+      cumulative += e[ids[j]];
+      if (cumulative >= target) return j + 1;
+    }
+    if (k == n) return n;  // rounding left the total short of p x total: everything stays
+    if (k == maxK) return -1;
+  }
 }
 
 void selectTopRow(const float* x, int64_t n, int64_t k, int32_t* ids, float* logits) {
@@ -336,9 +357,9 @@ int64_t argmaxF32(const float* x, int64_t n) {
 }
 
 const OpKernels& opKernels() {
-  static const OpKernels generic{rmsNormRows, ropeRows, kvStoreRows, attentionRows, swigluRows, addRows, softmaxRow, softmaxDrawRow};
+  static const OpKernels generic{rmsNormRows, ropeRows, kvStoreRows, attentionRows, swigluRows, addRows, softmaxRow, softmaxExps};
 #if defined(__x86_64__) || defined(__i386__)
-  static const OpKernels avx2{rmsNormRows_avx2, ropeRows_avx2, kvStoreRows_avx2, attentionRows_avx2, swigluRows_avx2, addRows_avx2, softmaxRow_avx2, softmaxDrawRow_avx2};
+  static const OpKernels avx2{rmsNormRows_avx2, ropeRows_avx2, kvStoreRows_avx2, attentionRows_avx2, swigluRows_avx2, addRows_avx2, softmaxRow_avx2, softmaxExps_avx2};
   const CpuFeatures& f = cpuFeatures();
   if (kernelLevel() != KernelLevel::Generic && f.avx2 && f.fma && f.f16c) return avx2;
 #endif

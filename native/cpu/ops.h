@@ -70,15 +70,25 @@ void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int 
 // sampling draws from (src/sampling/candidates.ts); the AVX2 version gives the same bits.
 void softmaxRow(const float* x, int64_t n, double* probs);
 
-// One draw from the softmax of a whole row of logits, as the sampler draws when no sampler narrows
-// the candidates (src/sampling/sampler.ts): each x_i becomes its candidate logit (NaN -> -FLT_MAX,
-// +-inf -> +-FLT_MAX, divided by t in double and clamped again unless t is 1), then e_i = expf(x_i -
-// max) as softmaxRow, in place; each block of eight summed in double as
-// ((e0 + e4) + (e2 + e6)) + ((e1 + e5) + (e3 + e7)) into blocks[(n + 7) / 8], the total in block
-// order. The token is the first i whose running sum (whole blocks, then its own block's e in
-// order, in double) passes u * total (drawIndex). The AVX2 version gives the same index.
+// The exps of a whole row of logits as the sampler weighs candidates (src/sampling/sampler.ts):
+// each x_i becomes its candidate logit (NaN -> -FLT_MAX, +-inf -> +-FLT_MAX, divided by t in
+// double and clamped again unless t is 1), then e_i = expf(x_i - max) as softmaxRow, into e (x
+// itself allowed); each block of eight summed in double as ((e0 + e4) + (e2 + e6)) + ((e1 + e5) +
+// (e3 + e7)) into blocks[(n + 7) / 8]. Returns the total, the blocks added in order. The AVX2
+// version gives the same bits.
+double softmaxExps(const float* x, float* e, int64_t n, double t, double* blocks);
+
+// One draw from the softmax of a whole row at temperature t, u in [0, 1) (the sampler's draw when
+// nothing narrows the candidates): softmaxExps in place, then the first token whose running sum
+// (whole blocks, then its own block's e in order, in double) passes u * total (drawIndex).
 int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks);
 int64_t drawIndex(const float* e, int64_t n, const double* blocks, double target);
+
+// Top-p over a whole row (temperature 1): the smallest best-first prefix, in selectTopRow's order,
+// whose exps (softmaxExps) reach p x their total, into ids and logits (its length returned); the
+// best 64 are tried first, then 8 times as many, up to maxK: -1 when the nucleus needs more. e:
+// n floats of scratch, blocks: (n + 7) / 8.
+int64_t nucleusRow(const float* x, int64_t n, double p, int64_t maxK, float* e, double* blocks, int32_t* ids, float* logits);
 
 // The best k of x[0..n) as the sampler ranks candidates (src/sampling/select-top.ts): each value
 // clamped as a candidate's logit (NaN and -inf to -FLT_MAX, +inf to FLT_MAX), the higher first,
@@ -108,7 +118,7 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
                         const AttentionParams& p, float* scratch, int ith, int nth);
 void swigluRows_avx2(const float* gate, const float* up, float* y, int64_t n, int ith, int nth);
 void softmaxRow_avx2(const float* x, int64_t n, double* probs);
-int64_t softmaxDrawRow_avx2(float* x, int64_t n, double t, double u, double* blocks);
+double softmaxExps_avx2(const float* x, float* e, int64_t n, double t, double* blocks);
 void addRows_avx2(const float* a, const float* b, float* y, int64_t n, int ith, int nth);
 #endif
 
@@ -122,7 +132,7 @@ struct OpKernels {
   decltype(&swigluRows) swiglu;
   decltype(&addRows) add;
   decltype(&softmaxRow) softmax;
-  decltype(&softmaxDrawRow) softmaxDraw;
+  decltype(&softmaxExps) exps;
 };
 
 const OpKernels& opKernels();

@@ -166,6 +166,12 @@ export interface NativeAddon {
    * clamps; the higher logit, then the lower id), best first into ids[0..k) and out[0..k).
    */
   topK(logits: Float32Array, k: number, ids: Int32Array, out: Float32Array): void;
+  /**
+   * Top-p (0 < p < 1) over the whole row at temperature 1: the smallest best-first prefix (topK's
+   * order) whose probabilities reach p, into ids and out, best first; its length, or -1 when it
+   * needs more than maxK tokens (native/cpu/ops.h nucleusRow).
+   */
+  nucleus(logits: Float32Array, p: number, maxK: number, ids: Int32Array, out: Float32Array): number;
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
   setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;

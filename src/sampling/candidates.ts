@@ -55,6 +55,19 @@ export class Candidates {
     this.sorted = true;
   }
 
+  /**
+   * Makes the nucleus of mass p (0 < p < 1) the candidates, best first: reset() then top-p, in
+   * the addon (the best 64, 512, ... until they hold p). False, and nothing changed, when it would
+   * take more than `maxK` tokens (a flat distribution): top-p's histogram does those.
+   */
+  resetToNucleus(logits: Float32Array, p: number, maxK: number): boolean {
+    const k = native().nucleus(logits, p, Math.min(maxK, logits.length, this.capacity), this.ids, this.logits);
+    if (k < 0) return false;
+    this.size = k;
+    this.sorted = true;
+    return true;
+  }
+
   /** Makes only the tokens `ids` (distinct, at least one) candidates, clamped as reset() does. */
   resetTo(logits: ArrayLike<number>, ids: readonly number[]): void {
     if (ids.length === 0 || ids.length > this.capacity) throw new RangeError(`${ids.length} allowed tokens: expected 1 to ${this.capacity}`);

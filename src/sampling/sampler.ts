@@ -15,6 +15,13 @@ import { topK } from './top-k.js';
 import { topP } from './top-p.js';
 
 const NO_HISTORY: readonly number[] = [];
+/**
+ * Top-p without top-k takes its nucleus from the best tokens (the addon's selection: the best 64,
+ * then 512) when it holds at most this many; a flatter distribution goes through the candidates
+ * and top-p's histogram. Qwen2.5's 151,936 tokens, a peaked row: 1.6 -> 0.3 ms; a flat one pays
+ * the two selections, about 0.2 ms, on top of its 2.5 ms (a heap of 4096 would cost it 3 ms more).
+ */
+const NUCLEUS_FROM_THE_TOP = 512;
 
 export class Sampler {
   readonly options: Readonly<ResolvedSamplingOptions>;
@@ -69,7 +76,7 @@ export class Sampler {
       // give them (to float exps: 152k tokens cost 2.6 ms a token in JS, about 0.1 ms there).
       if (o.topK <= 0 && o.topP >= 1 && o.minP <= 0) return native().softmaxDraw(working, o.temperature, this.rng.nextFloat());
       if (o.topK > 0 && o.topK < n) c.resetToTop(working, o.topK);
-      else c.reset(working);
+      else if (!(o.topP < 1 && c.resetToNucleus(working, o.topP, NUCLEUS_FROM_THE_TOP))) c.reset(working);
     }
     topK(c, o.topK);
     topP(c, o.topP);

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { native } from '../../src/native/binding.js';
 import { Candidates } from '../../src/sampling/candidates.js';
 import { selectTop } from '../../src/sampling/select-top.js';
+import { topP } from '../../src/sampling/top-p.js';
 import { prng } from '../helpers/prng.js';
 
 const FLOAT32_MAX = 3.4028234663852886e38;
@@ -150,6 +151,45 @@ describe('topK', () => {
     expect(() => native().topK(new Float32Array(4), 0, new Int32Array(4), new Float32Array(4))).toThrow(RangeError);
     expect(() => native().topK(new Float32Array(4), 5, new Int32Array(5), new Float32Array(5))).toThrow(RangeError);
     expect(() => native().topK(new Float32Array(4), 3, new Int32Array(2), new Float32Array(3))).toThrow(RangeError);
+  });
+});
+
+describe('nucleus', () => {
+  /** A row with a few dozen tokens far above a noisy floor, as a model's next-token logits are. */
+  function peaked(seed: number, n: number): Float32Array {
+    const r = prng(seed);
+    const x = Float32Array.from({ length: n }, () => (r.next() + r.next() + r.next() - 1.5) * 5 - 2);
+    for (let k = 0; k < 30; k++) x[Math.floor(r.next() * n)] = 10 + Math.floor(r.next() * 8);
+    return x;
+  }
+
+  it('keeps the tokens reset and top-p keep, best first, ties at the cut to the lower id', () => {
+    for (const [seed, n] of [[1, 300], [2, 32000], [3, 151936]] as const) {
+      const x = peaked(seed, n);
+      x[5] = NaN;
+      for (const p of [0.5, 0.9, 0.95, 0.99]) {
+        const c = new Candidates(n);
+        c.reset(x);
+        topP(c, p);
+        const want = Array.from(c.ids.subarray(0, c.size)).sort((a, b) => a - b);
+        const ids = new Int32Array(512), out = new Float32Array(512);
+        const k = native().nucleus(x, p, Math.min(512, n), ids, out);
+        expect(k, `n ${n}, p ${p}`).toBe(want.length);
+        expect(Array.from(ids.subarray(0, k)).sort((a, b) => a - b), `n ${n}, p ${p}`).toEqual(want);
+        for (let j = 1; j < k; j++) expect(out[j - 1]! > out[j]! || (out[j - 1] === out[j] && ids[j - 1]! < ids[j]!)).toBe(true);
+      }
+    }
+    // Four equal logits and p = 0.5: the two lower ids.
+    const ids = new Int32Array(4), out = new Float32Array(4);
+    expect(native().nucleus(new Float32Array([-Infinity, 3, 3, 3, 3]), 0.5, 4, ids, out)).toBe(2);
+    expect(Array.from(ids.subarray(0, 2))).toEqual([1, 2]);
+  });
+
+  it('gives -1 when the nucleus needs more than maxK tokens, and refuses p outside (0, 1)', () => {
+    const flat = new Float32Array(5000);
+    expect(native().nucleus(flat, 0.9, 512, new Int32Array(512), new Float32Array(512))).toBe(-1);
+    expect(() => native().nucleus(flat, 1, 512, new Int32Array(512), new Float32Array(512))).toThrow(RangeError);
+    expect(() => native().nucleus(flat, 0.5, 512, new Int32Array(10), new Float32Array(512))).toThrow(RangeError);
   });
 });
 
