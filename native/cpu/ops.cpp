@@ -304,14 +304,13 @@ void selectTopRow(const float* x, int64_t n, int64_t k, int32_t* ids, float* log
   };
   // ranksBefore: the higher logit, then the lower id.
   const auto before = [](const Entry& a, const Entry& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); };
-  const auto clamp = [](float v) { return v >= FLT_MAX ? FLT_MAX : v > -FLT_MAX ? v : -FLT_MAX; };
   // A heap whose root is the worst of the best so far. Every entry in it came earlier, so a later
   // value ranks before the root only when it is strictly higher.
   std::vector<Entry> heap((size_t)k);
-  for (int64_t i = 0; i < k; i++) heap[i] = {clamp(x[i]), (int32_t)i};
+  for (int64_t i = 0; i < k; i++) heap[i] = {candidateLogit(x[i], 1.0), (int32_t)i};
   std::make_heap(heap.begin(), heap.end(), before);
   for (int64_t i = k; i < n; i++) {
-    const float v = clamp(x[i]);
+    const float v = candidateLogit(x[i], 1.0);
     if (!(v > heap.front().logit)) continue;
     std::pop_heap(heap.begin(), heap.end(), before);
     heap.back() = {v, (int32_t)i};
