@@ -310,6 +310,20 @@ Napi::Value Nucleus(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, (double)nucleusRow(logits.Data(), n, p, maxK, e.data(), blocks.data(), ids.Data(), out.Data()));
 }
 
+Napi::Value KeepAtLeast(const Napi::CallbackInfo& info) {
+  const Napi::Env env = info.Env();
+  checkArgCount(info, 4, "keepAtLeast(logits: Float32Array, threshold, ids: Int32Array, out: Float32Array)");
+  Napi::Float32Array logits = floatsArg(info, 0, "logits");
+  const double threshold = info[1].ToNumber().DoubleValue();
+  const int64_t n = (int64_t)logits.ElementLength();
+  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+    throw Napi::TypeError::New(env, "ids must be an Int32Array");
+  Napi::Int32Array ids = info[2].As<Napi::Int32Array>();
+  Napi::Float32Array out = floatsArg(info, 3, "out");
+  if ((int64_t)ids.ElementLength() < n || (int64_t)out.ElementLength() < n) throw Napi::RangeError::New(env, "ids and out need an entry per logit");
+  return Napi::Number::New(env, (double)keepAtLeastRow(logits.Data(), n, threshold, ids.Data(), out.Data()));
+}
+
 void SetKernelLevel(const Napi::CallbackInfo& info) {
   const Napi::Env env = info.Env();
   const std::string level = info.Length() > 0 && info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
@@ -339,6 +353,7 @@ void registerKernelExports(Napi::Env env, Napi::Object exports) {
   exports.Set("softmaxDraw", Napi::Function::New(env, SoftmaxDraw, "softmaxDraw"));
   exports.Set("topK", Napi::Function::New(env, TopK, "topK"));
   exports.Set("nucleus", Napi::Function::New(env, Nucleus, "nucleus"));
+  exports.Set("keepAtLeast", Napi::Function::New(env, KeepAtLeast, "keepAtLeast"));
   exports.Set("setKernelLevel", Napi::Function::New(env, SetKernelLevel, "setKernelLevel"));
 }
 

@@ -323,6 +323,18 @@ void selectTopRow(const float* x, int64_t n, int64_t k, int32_t* ids, float* log
   }
 }
 
+int64_t keepAtLeastRow(const float* x, int64_t n, double threshold, int32_t* ids, float* logits) {
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const float v = candidateLogit(x[i], 1.0);
+    if (v >= threshold) {
+      ids[kept] = (int32_t)i;
+      logits[kept++] = v;
+    }
+  }
+  return kept;
+}
+
 int64_t argmaxF32(const float* x, int64_t n) {
   // Two passes over a row that is in cache: the largest value (a NaN operand of maxps yields its
   // second operand, the running maximum, so NaN is skipped), then the first index holding it.

@@ -95,6 +95,10 @@ int64_t nucleusRow(const float* x, int64_t n, double p, int64_t maxK, float* e, 
 // the lower index on ties; written best first to ids[0..k) and logits[0..k). 0 < k <= n.
 void selectTopRow(const float* x, int64_t n, int64_t k, int32_t* ids, float* logits);
 
+// The tokens whose candidate logit (selectTopRow's clamp) is at least `threshold`, in id order, into
+// ids and logits; returns how many. Min-p straight from the row (src/sampling/sampler.ts).
+int64_t keepAtLeastRow(const float* x, int64_t n, double threshold, int32_t* ids, float* logits);
+
 // The index of the largest of x[0..n): the lowest index on ties (-0 and +0 tie), NaN never wins, 0
 // when nothing is above -infinity. Greedy decoding's pick (src/sampling/greedy.ts is its definition).
 int64_t argmaxF32(const float* x, int64_t n);

@@ -172,6 +172,8 @@ export interface NativeAddon {
    * needs more than maxK tokens (native/cpu/ops.h nucleusRow).
    */
   nucleus(logits: Float32Array, p: number, maxK: number, ids: Int32Array, out: Float32Array): number;
+  /** The tokens whose clamped logit (as topK clamps) is >= threshold, in id order, into ids and out (each as long as the row); how many. */
+  keepAtLeast(logits: Float32Array, threshold: number, ids: Int32Array, out: Float32Array): number;
   /** 'generic' runs the scalar definitions; 'best' the fastest kernels this CPU has. */
   /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
   setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;

@@ -68,6 +68,17 @@ export class Candidates {
     return true;
   }
 
+  /**
+   * Makes the tokens within ln(p) of the best (0 < p <= 1) the candidates, in id order: reset()
+   * then min-p, in one pass of the addon's over the row.
+   */
+  resetToMinP(logits: Float32Array, p: number): void {
+    if (logits.length > this.capacity) throw new RangeError(`${logits.length} logits exceed the candidate capacity ${this.capacity}`);
+    const threshold = finite(logits[native().argmax(logits)]!) + Math.log(p);
+    this.size = native().keepAtLeast(logits, threshold, this.ids, this.logits);
+    this.sorted = false;
+  }
+
   /** Makes only the tokens `ids` (distinct, at least one) candidates, clamped as reset() does. */
   resetTo(logits: ArrayLike<number>, ids: readonly number[]): void {
     if (ids.length === 0 || ids.length > this.capacity) throw new RangeError(`${ids.length} allowed tokens: expected 1 to ${this.capacity}`);

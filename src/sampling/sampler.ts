@@ -75,14 +75,30 @@ export class Sampler {
       // draw in one pass of the addon's over our own copy, as reset, temperature and dist would
       // give them (to float exps: 152k tokens cost 2.6 ms a token in JS, about 0.1 ms there).
       if (o.topK <= 0 && o.topP >= 1 && o.minP <= 0) return native().softmaxDraw(working, o.temperature, this.rng.nextFloat());
-      if (o.topK > 0 && o.topK < n) c.resetToTop(working, o.topK);
-      else if (!(o.topP < 1 && c.resetToNucleus(working, o.topP, NUCLEUS_FROM_THE_TOP))) c.reset(working);
+      this.candidatesFrom(working);
     }
     topK(c, o.topK);
     topP(c, o.topP);
     minP(c, o.minP);
     temperature(c, o.temperature);
     return dist(c, this.rng);
+  }
+
+  /**
+   * The candidates from the whole row, the chain's first narrowing sampler taken in the addon's
+   * pass over the row where it can be (top-k; top-p from the best tokens; min-p alone); the chain
+   * then runs on as before (each of them leaves what it narrowed as it is).
+   */
+  private candidatesFrom(row: Float32Array): void {
+    const o = this.options;
+    const c = this.candidates;
+    if (o.topK > 0 && o.topK < row.length) return c.resetToTop(row, o.topK);
+    if (o.topP < 1) {
+      if (c.resetToNucleus(row, o.topP, NUCLEUS_FROM_THE_TOP)) return;
+    } else if (o.minP > 0) {
+      return c.resetToMinP(row, o.minP);
+    }
+    c.reset(row);
   }
 
   /**

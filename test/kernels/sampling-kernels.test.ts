@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { native } from '../../src/native/binding.js';
 import { Candidates } from '../../src/sampling/candidates.js';
 import { selectTop } from '../../src/sampling/select-top.js';
+import { minP } from '../../src/sampling/min-p.js';
 import { topP } from '../../src/sampling/top-p.js';
 import { prng } from '../helpers/prng.js';
 
@@ -190,6 +191,33 @@ describe('nucleus', () => {
     expect(native().nucleus(flat, 0.9, 512, new Int32Array(512), new Float32Array(512))).toBe(-1);
     expect(() => native().nucleus(flat, 1, 512, new Int32Array(512), new Float32Array(512))).toThrow(RangeError);
     expect(() => native().nucleus(flat, 0.5, 512, new Int32Array(10), new Float32Array(512))).toThrow(RangeError);
+  });
+});
+
+describe('keepAtLeast (min-p from the row)', () => {
+  it('keeps what reset and min-p keep, in id order', () => {
+    const r = prng(31);
+    for (const n of [1, 9, 1000, 151936]) {
+      const x = Float32Array.from({ length: n }, () => Math.floor(r.next() * 64) / 4 - 8);
+      if (n > 9) {
+        x[3] = NaN;
+        x[7] = -Infinity;
+      }
+      for (const p of [0.01, 0.05, 0.5, 1]) {
+        const want = new Candidates(n);
+        want.reset(x);
+        minP(want, p);
+        const got = new Candidates(n);
+        got.resetToMinP(x, p);
+        expect(got.size, `n ${n}, p ${p}`).toBe(want.size);
+        expect(Array.from(got.ids.subarray(0, got.size))).toEqual(Array.from(want.ids.subarray(0, want.size)));
+        expect(Array.from(got.logits.subarray(0, got.size))).toEqual(Array.from(want.logits.subarray(0, want.size)));
+      }
+    }
+    // +Infinity clamps to the largest float: only it is within ln(p) of itself.
+    const c = new Candidates(4);
+    c.resetToMinP(new Float32Array([1, Infinity, 2, NaN]), 0.05);
+    expect(Array.from(c.ids.subarray(0, c.size))).toEqual([1]);
   });
 });
 
