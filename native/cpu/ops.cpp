@@ -286,6 +286,12 @@ int64_t nucleusRow(const float* x, int64_t n, double p, int64_t maxK, float* e, 
   const double target = p * opKernels().exps(x, e, n, 1.0, blocks);
   maxK = std::min(maxK, n);
   for (int64_t k = std::min<int64_t>(64, maxK);; k = std::min(8 * k, maxK)) {
+    // Each exp is at most 1 (the best token's): k tokens cannot hold more than k, so a flat row
+    // skips the selections that cannot reach the target.
+    if ((double)k < target && k < n) {
+      if (k == maxK) return -1;
+      continue;
+    }
     selectTopRow(x, n, k, ids, logits);
     double cumulative = 0;
     for (int64_t j = 0; j < k; j++) {

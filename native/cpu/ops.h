@@ -86,7 +86,8 @@ int64_t drawIndex(const float* e, int64_t n, const double* blocks, double target
 
 // Top-p over a whole row (temperature 1): the smallest best-first prefix, in selectTopRow's order,
 // whose exps (softmaxExps) reach p x their total, into ids and logits (its length returned); the
-// best 64 are tried first, then 8 times as many, up to maxK: -1 when the nucleus needs more. e:
+// best 64 are tried first, then 8 times as many, up to maxK (none that could not hold p, each exp
+// being at most 1): -1 when the nucleus needs more. e:
 // n floats of scratch, blocks: (n + 7) / 8.
 int64_t nucleusRow(const float* x, int64_t n, double p, int64_t maxK, float* e, double* blocks, int32_t* ids, float* logits);
 
