@@ -7,10 +7,11 @@
 //   prefill: the 512-token prompt at position 0, in one batch, until its last logits;
 //   decode at depth 512: 128 tokens after that prompt, one forward step each;
 //   decode at depth 0: 128 tokens after a one-token prompt.
-// Each token is the greedy pick, or with `sampling` a seeded draw at its temperature, top-k and
-// top-p, as a request asks for (node-llama-cpp's own defaults, top-k 40 and top-p 0.95, are set
-// to the same values). kiln excludes the end-of-generation tokens from sampling, so every run
-// decodes all its tokens; node-llama-cpp's end token is replaced by another before it is fed.
+// Each decoded token is the greedy pick, or with `sampling` a seeded draw at its temperature, top-k
+// and top-p, as a request asks for (node-llama-cpp's own defaults, top-k 40 and top-p 0.95, are set
+// to the same values); the prefill's token stays greedy in both engines. kiln excludes the
+// end-of-generation tokens from sampling, so every run decodes all its tokens; node-llama-cpp's
+// end token is replaced by another before it is fed.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -177,7 +178,8 @@ async function llamaEngine(o: EngineOptions): Promise<Engine> {
     variant: variants.length > 0 ? variants.join('+') : 'unknown (no libggml-cpu-*.so mapped)',
     async prefill(prompt) {
       await seq.clearHistory();
-      return next([...prompt.slice(0, -1), [prompt.at(-1)!, { generateNext }]]);
+      // Greedy, as kiln's prefill: the sampling settings are for the decoded tokens.
+      return next([...prompt.slice(0, -1), [prompt.at(-1)!, { generateNext: { token: true } }]]);
     },
     async decode(first, n) {
       let token = first;
