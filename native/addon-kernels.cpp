@@ -82,6 +82,31 @@ Napi::Float32Array floatsArg(const Napi::CallbackInfo& info, size_t i, const cha
   return arrayArg<float>(info, i, napi_float32_array, name, "Float32Array");
 }
 
+// Where a sampling kernel writes the candidates it keeps: ids and their logits, each at least `need` long.
+struct CandidateArgs {
+  Napi::Int32Array ids;
+  Napi::Float32Array logits;
+};
+CandidateArgs candidateArgs(const Napi::CallbackInfo& info, size_t i, int64_t need) {
+  CandidateArgs c{arrayArg<int32_t>(info, i, napi_int32_array, "ids", "Int32Array"), floatsArg(info, i + 1, "out")};
+  if ((int64_t)c.ids.ElementLength() < need || (int64_t)c.logits.ElementLength() < need)
+    throw Napi::RangeError::New(info.Env(), "ids and out need " + std::to_string(need) + " entries");
+  return c;
+}
+
+// The sampling kernels' scratch for a row of n logits: n floats and a double per block of eight.
+struct RowScratch {
+  float* e;
+  double* blocks;
+};
+RowScratch rowScratch(int64_t n) {
+  thread_local std::vector<float> e;
+  thread_local std::vector<double> blocks;
+  e.resize((size_t)n);
+  blocks.resize((size_t)(n + 7) / 8);
+  return {e.data(), blocks.data()};
+}
+
 // n values of type t: a whole number of blocks, and their byte size.
 size_t bytesFor(const Napi::Env& env, const TypeTraits& t, size_t n, const char* what) {
   if (n % (size_t)t.blockSize != 0)
@@ -251,12 +276,11 @@ void Softmax(const Napi::CallbackInfo& info) {
   checkArgCount(info, 3, "softmax(logits: Float32Array, n, probs: Float64Array)");
   Napi::Float32Array logits = floatsArg(info, 0, "logits");
   const int64_t n = intArg(info, 1, "n", 0, (int64_t)1 << 40);
-  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array)
-    throw Napi::TypeError::New(env, "probs must be a Float64Array");
-  Napi::Float64Array probs = info[2].As<Napi::Float64Array>();
+  Napi::Float64Array probs = arrayArg<double>(info, 2, napi_float64_array, "probs", "Float64Array");
   if ((size_t)n > logits.ElementLength() || (size_t)n > probs.ElementLength())
     throw Napi::RangeError::New(env, "n is past the end of logits or probs");
-  opKernels().softmax(logits.Data(), n, probs.Data());
+  const RowScratch scratch = rowScratch(n);
+  softmaxRow(logits.Data(), n, scratch.e, scratch.blocks, probs.Data());
 }
 
 Napi::Value SoftmaxDraw(const Napi::CallbackInfo& info) {
@@ -269,9 +293,7 @@ Napi::Value SoftmaxDraw(const Napi::CallbackInfo& info) {
   if (!(u >= 0 && u < 1)) throw Napi::RangeError::New(env, "u must be in [0, 1)");
   const int64_t n = (int64_t)logits.ElementLength();
   if (n == 0) throw Napi::RangeError::New(env, "no logits to draw from");
-  thread_local std::vector<double> blocks;
-  blocks.resize((size_t)(n + 7) / 8);
-  return Napi::Number::New(env, (double)softmaxDrawRow(logits.Data(), n, t, u, blocks.data()));
+  return Napi::Number::New(env, (double)softmaxDrawRow(logits.Data(), n, t, u, rowScratch(n).blocks));
 }
 
 void TopK(const Napi::CallbackInfo& info) {
@@ -279,14 +301,10 @@ void TopK(const Napi::CallbackInfo& info) {
   checkArgCount(info, 4, "topK(logits: Float32Array, k, ids: Int32Array, out: Float32Array)");
   Napi::Float32Array logits = floatsArg(info, 0, "logits");
   const int64_t n = (int64_t)logits.ElementLength();
-  const int64_t k = intArg(info, 1, "k", 1, std::max<int64_t>(1, n));
   if (n == 0) throw Napi::RangeError::New(env, "no logits to select from");
-  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
-    throw Napi::TypeError::New(env, "ids must be an Int32Array");
-  Napi::Int32Array ids = info[2].As<Napi::Int32Array>();
-  Napi::Float32Array out = floatsArg(info, 3, "out");
-  if ((int64_t)ids.ElementLength() < k || (int64_t)out.ElementLength() < k) throw Napi::RangeError::New(env, "ids and out need k entries");
-  selectTopRow(logits.Data(), n, k, ids.Data(), out.Data());
+  const int64_t k = intArg(info, 1, "k", 1, n);
+  CandidateArgs c = candidateArgs(info, 2, k);
+  selectTopRow(logits.Data(), n, k, c.ids.Data(), c.logits.Data());
 }
 
 Napi::Value Nucleus(const Napi::CallbackInfo& info) {
@@ -298,30 +316,18 @@ Napi::Value Nucleus(const Napi::CallbackInfo& info) {
   const int64_t n = (int64_t)logits.ElementLength();
   if (n == 0) throw Napi::RangeError::New(env, "no logits to select from");
   const int64_t maxK = intArg(info, 2, "maxK", 1, n);
-  if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
-    throw Napi::TypeError::New(env, "ids must be an Int32Array");
-  Napi::Int32Array ids = info[3].As<Napi::Int32Array>();
-  Napi::Float32Array out = floatsArg(info, 4, "out");
-  if ((int64_t)ids.ElementLength() < maxK || (int64_t)out.ElementLength() < maxK) throw Napi::RangeError::New(env, "ids and out need maxK entries");
-  thread_local std::vector<float> e;
-  thread_local std::vector<double> blocks;
-  e.resize((size_t)n);
-  blocks.resize((size_t)(n + 7) / 8);
-  return Napi::Number::New(env, (double)nucleusRow(logits.Data(), n, p, maxK, e.data(), blocks.data(), ids.Data(), out.Data()));
+  CandidateArgs c = candidateArgs(info, 3, maxK);
+  const RowScratch scratch = rowScratch(n);
+  return Napi::Number::New(env, (double)nucleusRow(logits.Data(), n, p, maxK, scratch.e, scratch.blocks, c.ids.Data(), c.logits.Data()));
 }
 
 Napi::Value KeepAtLeast(const Napi::CallbackInfo& info) {
-  const Napi::Env env = info.Env();
   checkArgCount(info, 4, "keepAtLeast(logits: Float32Array, threshold, ids: Int32Array, out: Float32Array)");
   Napi::Float32Array logits = floatsArg(info, 0, "logits");
   const double threshold = info[1].ToNumber().DoubleValue();
   const int64_t n = (int64_t)logits.ElementLength();
-  if (!info[2].IsTypedArray() || info[2].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
-    throw Napi::TypeError::New(env, "ids must be an Int32Array");
-  Napi::Int32Array ids = info[2].As<Napi::Int32Array>();
-  Napi::Float32Array out = floatsArg(info, 3, "out");
-  if ((int64_t)ids.ElementLength() < n || (int64_t)out.ElementLength() < n) throw Napi::RangeError::New(env, "ids and out need an entry per logit");
-  return Napi::Number::New(env, (double)keepAtLeastRow(logits.Data(), n, threshold, ids.Data(), out.Data()));
+  CandidateArgs c = candidateArgs(info, 2, n);
+  return Napi::Number::New(info.Env(), (double)keepAtLeastRow(logits.Data(), n, threshold, c.ids.Data(), c.logits.Data()));
 }
 
 void SetKernelLevel(const Napi::CallbackInfo& info) {

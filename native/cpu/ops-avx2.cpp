@@ -191,40 +191,6 @@ void swigluRows_avx2(const float* gate, const float* up, float* y, int64_t n, in
   for (; i < i1; i++) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-void softmaxRow_avx2(const float* x, int64_t n, double* probs) {
-  if (n <= 0) return;
-  int64_t i = 0;
-  __m256 vm = _mm256_set1_ps(x[0]);
-  for (; i + 8 <= n; i += 8) vm = _mm256_max_ps(_mm256_loadu_ps(x + i), vm);
-  alignas(32) float lanesMax[8];
-  _mm256_store_ps(lanesMax, vm);
-  float m = lanesMax[0];
-  for (float v : lanesMax) m = v > m ? v : m;
-  for (; i < n; i++) m = x[i] > m ? x[i] : m;
-  // Lanes 0-3 and 4-7 of each eight in two double accumulators: lane l takes i = l (mod 8) in order.
-  const __m256 vmax = _mm256_set1_ps(m);
-  __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
-  for (i = 0; i + 8 <= n; i += 8) {
-    const __m256 e = expGgml(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
-    const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(e)), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1));
-    _mm256_storeu_pd(probs + i, lo);
-    _mm256_storeu_pd(probs + i + 4, hi);
-    s0 = _mm256_add_pd(s0, lo);
-    s1 = _mm256_add_pd(s1, hi);
-  }
-  alignas(32) double lane[8];
-  _mm256_store_pd(lane, s0);
-  _mm256_store_pd(lane + 4, s1);
-  for (; i < n; i++) {
-    const float e = expGgml(_mm256_set1_ps(x[i] - m))[0];
-    probs[i] = e;
-    lane[i % 8] += e;
-  }
-  const __m256d sum = _mm256_set1_pd(((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7])));
-  for (i = 0; i + 4 <= n; i += 4) _mm256_storeu_pd(probs + i, _mm256_div_pd(_mm256_loadu_pd(probs + i), sum));
-  for (; i < n; i++) probs[i] /= _mm256_cvtsd_f64(sum);
-}
-
 double softmaxExps_avx2(const float* x, float* out, int64_t n, double t, double* blocks) {
   const __m256 fmax = _mm256_set1_ps(FLT_MAX), fmin = _mm256_set1_ps(-FLT_MAX);
   const __m256d dmax = _mm256_set1_pd(FLT_MAX), dmin = _mm256_set1_pd(-FLT_MAX), vt = _mm256_set1_pd(t);

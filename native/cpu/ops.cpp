@@ -201,20 +201,6 @@ void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int 
     for (int64_t i = 0; i < width; i++) y[r * width + i] += bias[i];
 }
 
-void softmaxRow(const float* x, int64_t n, double* probs) {
-  if (n <= 0) return;
-  float m = x[0];
-  for (int64_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
-  double lane[8] = {};
-  for (int64_t i = 0; i < n; i++) {
-    const float e = expGgml(x[i] - m);
-    probs[i] = e;
-    lane[i % 8] += e;
-  }
-  const double sum = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
-  for (int64_t i = 0; i < n; i++) probs[i] /= sum;
-}
-
 namespace {
 // A logit as the sampler's candidates hold it (src/sampling/candidates.ts finite()): NaN ->
 // -FLT_MAX, +-inf -> +-FLT_MAX; then divided by the temperature in double and clamped again
@@ -232,8 +218,9 @@ inline float candidateLogit(float x, double t) {
 inline double blockSum(const float* e) {
   return (((double)e[0] + e[4]) + ((double)e[2] + e[6])) + (((double)e[1] + e[5]) + ((double)e[3] + e[7]));
 }
-}  // namespace
 
+// The first token whose running sum passes target: whole blocks first, then the block's own e in
+// order (softmaxDrawRow).
 int64_t drawIndex(const float* e, int64_t n, const double* blocks, double target) {
   const int64_t nBlocks = (n + 7) / 8;
   double cumulative = 0;
@@ -259,6 +246,8 @@ int64_t drawIndex(const float* e, int64_t n, const double* blocks, double target
   return 0;
 }
 
+}  // namespace
+
 double softmaxExps(const float* x, float* e, int64_t n, double t, double* blocks) {
   float m = -FLT_MAX;
   for (int64_t i = 0; i < n; i++) {
@@ -273,6 +262,12 @@ double softmaxExps(const float* x, float* e, int64_t n, double t, double* blocks
     total += blocks[b];
   }
   return total;
+}
+
+void softmaxRow(const float* x, int64_t n, float* e, double* blocks, double* probs) {
+  if (n <= 0) return;
+  const double total = opKernels().exps(x, e, n, 1.0, blocks);
+  for (int64_t i = 0; i < n; i++) probs[i] = e[i] / total;
 }
 
 int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks) {
@@ -374,9 +369,9 @@ int64_t argmaxF32(const float* x, int64_t n) {
 }
 
 const OpKernels& opKernels() {
-  static const OpKernels generic{rmsNormRows, ropeRows, kvStoreRows, attentionRows, swigluRows, addRows, softmaxRow, softmaxExps};
+  static const OpKernels generic{rmsNormRows, ropeRows, kvStoreRows, attentionRows, swigluRows, addRows, softmaxExps};
 #if defined(__x86_64__) || defined(__i386__)
-  static const OpKernels avx2{rmsNormRows_avx2, ropeRows_avx2, kvStoreRows_avx2, attentionRows_avx2, swigluRows_avx2, addRows_avx2, softmaxRow_avx2, softmaxExps_avx2};
+  static const OpKernels avx2{rmsNormRows_avx2, ropeRows_avx2, kvStoreRows_avx2, attentionRows_avx2, swigluRows_avx2, addRows_avx2, softmaxExps_avx2};
   const CpuFeatures& f = cpuFeatures();
   if (kernelLevel() != KernelLevel::Generic && f.avx2 && f.fma && f.f16c) return avx2;
 #endif

@@ -65,10 +65,6 @@ void addRows(const float* a, const float* b, float* y, int64_t n, int ith, int n
 // y[r] += bias for each of nRows rows of width.
 void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int ith, int nth);
 
-// The softmax of n finite floats, in double: m the largest, e_i = expf(x_i - m) (float), their sum
-// in double over eight lanes (i % 8, each in order) added as hsum8 does, probs[i] = e_i / sum. What
-// sampling draws from (src/sampling/candidates.ts); the AVX2 version gives the same bits.
-void softmaxRow(const float* x, int64_t n, double* probs);
 
 // The exps of a whole row of logits as the sampler weighs candidates (src/sampling/sampler.ts):
 // each x_i becomes its candidate logit (NaN -> -FLT_MAX, +-inf -> +-FLT_MAX, divided by t in
@@ -78,11 +74,15 @@ void softmaxRow(const float* x, int64_t n, double* probs);
 // version gives the same bits.
 double softmaxExps(const float* x, float* e, int64_t n, double t, double* blocks);
 
+// The softmax of x[0..n) at temperature 1, in double: softmaxExps into e (n floats; blocks: (n + 7)
+// / 8 doubles), each divided by their total. What sampling weighs its candidates with
+// (src/sampling/candidates.ts).
+void softmaxRow(const float* x, int64_t n, float* e, double* blocks, double* probs);
+
 // One draw from the softmax of a whole row at temperature t, u in [0, 1) (the sampler's draw when
 // nothing narrows the candidates): softmaxExps in place, then the first token whose running sum
-// (whole blocks, then its own block's e in order, in double) passes u * total (drawIndex).
+// (whole blocks, then its own block's e in order, in double) passes u * total.
 int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks);
-int64_t drawIndex(const float* e, int64_t n, const double* blocks, double target);
 
 // Top-p over a whole row (temperature 1): the smallest best-first prefix, in selectTopRow's order,
 // whose exps (softmaxExps) reach p x their total, into ids and logits (its length returned); the
@@ -122,7 +122,6 @@ void kvStoreRows_avx2(const KvView& kv, const float* k, const float* v, int64_t 
 void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nTokens, const int32_t* positions,
                         const AttentionParams& p, float* scratch, int ith, int nth);
 void swigluRows_avx2(const float* gate, const float* up, float* y, int64_t n, int ith, int nth);
-void softmaxRow_avx2(const float* x, int64_t n, double* probs);
 double softmaxExps_avx2(const float* x, float* e, int64_t n, double t, double* blocks);
 void addRows_avx2(const float* a, const float* b, float* y, int64_t n, int ith, int nth);
 #endif
@@ -136,7 +135,6 @@ struct OpKernels {
   decltype(&attentionRows) attention;
   decltype(&swigluRows) swiglu;
   decltype(&addRows) add;
-  decltype(&softmaxRow) softmax;
   decltype(&softmaxExps) exps;
 };
 

@@ -151,8 +151,8 @@ export interface NativeAddon {
   /** The index of the largest value: the lowest on ties, NaN never wins, 0 when none is above -Infinity (src/sampling/greedy.ts). */
   argmax(values: Float32Array): number;
   /**
-   * probs[0..n) = the softmax of logits[0..n) (finite): expf(x - max) as float, summed in double
-   * (eight lanes, i % 8), each divided by the sum. Sampling's softmax (src/sampling/candidates.ts).
+   * probs[0..n) = the softmax of logits[0..n) (finite): the exps softmaxDraw weighs with
+   * (temperature 1), each divided by their total. Sampling's softmax (src/sampling/candidates.ts).
    */
   softmax(logits: Float32Array, n: number, probs: Float64Array): void;
   /**
