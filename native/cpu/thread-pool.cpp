@@ -38,7 +38,7 @@ constexpr uint32_t generationOf(uint64_t ticket) { return (uint32_t)(ticket >> 3
 constexpr uint32_t chunkOf(uint64_t ticket) { return (uint32_t)ticket; }
 }  // namespace
 
-ThreadPool::ThreadPool(int nThreads) : nThreads_(nThreads < 1 ? 1 : nThreads), idle_(nThreads_) {
+ThreadPool::ThreadPool(int nThreads) : nThreads_(nThreads < 1 ? 1 : nThreads), idle_(nThreads_), runs_(nThreads_) {
   workers_.reserve(nThreads_ - 1);
   for (int i = 1; i < nThreads_; i++) workers_.emplace_back([this, i] { workerLoop(i); });
 }
@@ -132,6 +132,35 @@ void ThreadPool::parallelFor(int64_t nChunks, const std::function<void(int64_t, 
   while (done_.load(std::memory_order_acquire) != nChunks && prefetchSome(0)) {
   }
   for (int i = 0; done_.load(std::memory_order_acquire) != nChunks; i++) backoff(i);
+}
+
+int64_t ThreadPool::claimFromRuns(int ith) {
+  // Every claimed ticket stands for one unclaimed chunk, so some run still holds one: look until
+  // it is found (another thread may take the one seen first).
+  for (;;) {
+    std::atomic<uint64_t>& own = runs_[ith].span;
+    uint64_t s = own.load(std::memory_order_relaxed);
+    while ((uint32_t)s < (uint32_t)(s >> 32))
+      if (own.compare_exchange_weak(s, s + 1, std::memory_order_relaxed)) return (uint32_t)s;
+    for (int k = 1; k < nThreads_; k++) {
+      std::atomic<uint64_t>& other = runs_[(ith + k) % nThreads_].span;
+      uint64_t o = other.load(std::memory_order_relaxed);
+      while ((uint32_t)o < (uint32_t)(o >> 32))
+        if (other.compare_exchange_weak(o, o - (uint64_t{1} << 32), std::memory_order_relaxed)) return (uint32_t)(o >> 32) - 1;
+    }
+  }
+}
+
+void ThreadPool::parallelForRuns(int64_t nChunks, const std::function<void(int64_t, int)>& fn) {
+  if (nThreads_ == 1 || nChunks <= 1) {
+    parallelFor(nChunks, fn);
+    return;
+  }
+  // Published with the op (publish's ticket store releases them).
+  for (int t = 0; t < nThreads_; t++)
+    runs_[t].span.store((uint64_t)runStart(nChunks, nThreads_, t + 1) << 32 | (uint64_t)runStart(nChunks, nThreads_, t),
+                        std::memory_order_relaxed);
+  parallelFor(nChunks, [this, &fn](int64_t, int ith) { fn(claimFromRuns(ith), ith); });
 }
 
 void ThreadPool::workerLoop(int ith) {

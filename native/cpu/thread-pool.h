@@ -30,6 +30,15 @@ class ThreadPool {
   // caller) indexes per-thread scratch. fn must not throw.
   void parallelFor(int64_t nChunks, const std::function<void(int64_t chunk, int thread)>& fn);
 
+  // parallelFor, except that each thread works through a run of consecutive chunks of its own, in
+  // order (thread t's: [runStart(nChunks, size(), t), runStart(nChunks, size(), t + 1))), and once
+  // they are done takes the others' from their ends. For chunks that lie one after another in
+  // memory: each thread reads one stream, which the hardware prefetcher follows across the chunks'
+  // boundaries, where parallelFor's threads take turns and restart a stream at every chunk. A
+  // thread that starts late still has its run done by the others.
+  void parallelForRuns(int64_t nChunks, const std::function<void(int64_t chunk, int thread)>& fn);
+  static int64_t runStart(int64_t nChunks, int threads, int t) { return t * nChunks / threads; }
+
   // Memory for idle threads to ask for: from now on, thread t asks for the cache lines of
   // [spans[t], spans[t] + bytes[t]) while it has nothing to do: the caller while it waits in
   // parallelFor for the others, a worker between ops. Each span is asked for once, in order, a few
@@ -49,6 +58,8 @@ class ThreadPool {
   void publish(uint32_t generation);
   int64_t takeChunks(uint32_t generation, const Job& job, int thread);
   void workerLoop(int ith);
+  // The next chunk of thread ith's run, or the last one left of another thread's run.
+  int64_t claimFromRuns(int ith);
   // Asks for the next lines of thread ith's idle span, if any are left; false when none are.
   bool prefetchSome(int ith);
 
@@ -63,6 +74,12 @@ class ThreadPool {
     size_t done = 0;    // the thread's own
   };
 
+  // parallelForRuns' runs: the next chunk in the low 32 bits, the end in the high 32. Reset by the
+  // caller before each op is published; a worker touches them only while it holds a claimed chunk.
+  struct alignas(64) Run {
+    std::atomic<uint64_t> span{0};
+  };
+
   const int nThreads_;
   std::vector<std::thread> workers_;
   Job jobs_[2];
@@ -71,6 +88,7 @@ class ThreadPool {
   std::atomic<int64_t> done_{0};
   std::atomic<bool> stop_{false};
   std::vector<IdleSpan> idle_;
+  std::vector<Run> runs_;
   std::atomic<int> sleepers_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
