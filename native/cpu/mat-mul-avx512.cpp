@@ -266,16 +266,17 @@ void q4_0x16Tile(const Q4PairSpan& span, int64_t ldY, const BlockQ8_0* y, const 
   for (int64_t seg = span.seg0; seg < span.seg1; seg++) {
     const int64_t n = layout.segmentBlocks(seg), b0 = seg * layout.span;
     const BlockQ4_0x16* x = span.x + layout.segmentAt(span.sg, seg) + span.pair * n;
+    const SplitRun<BlockQ4_0x16> run(x, n);
     for (int64_t b = 0; b < n; b++) {
-      const BlockQ4_0x16& xb = x[b];
-      if (Stream) prefetchLines<sizeof(BlockQ4_0x16)>(&xb, kPackedPrefetchBytes);
+      // The run's bytes are asked for in order, a record's worth per block.
+      if (Stream) prefetchLines<sizeof(BlockQ4_0x16)>(x + b, kPackedPrefetchBytes);
       __m512i lo[4], hi[4];
       for (int c = 0; c < 4; c++) {
-        const __m512i v = _mm512_loadu_si512(xb.qs + 64 * c);
+        const __m512i v = _mm512_loadu_si512(run.qs(b) + 64 * c);
         lo[c] = _mm512_and_si512(v, low4);
         hi[c] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
       }
-      const __m512 dx = _mm512_cvtph_ps(load32(xb.d));
+      const __m512 dx = _mm512_cvtph_ps(load32(run.d(b)));
       for (int t = 0; t < T; t++) {
         const BlockQ8_0& yb = y[t * ldY + b0 + b];
         const Q8BlockSums& ys = sums[t * ldY + b0 + b];

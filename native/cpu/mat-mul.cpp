@@ -306,9 +306,10 @@ PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows
       uint8_t* qs;
       int64_t stride;
       if (paired) {
-        BlockQ4_0x16& p = reinterpret_cast<BlockQ4_0x16*>(groups)[pairs.at(g / 2, b)];
-        d = p.d + 8 * (g % 2);
-        qs = p.qs + 32 * (g % 2);
+        const SplitRun<BlockQ4_0x16, uint8_t> run(reinterpret_cast<BlockQ4_0x16*>(groups) + pairs.runAt(g / 2, b / pairs.span),
+                                                  pairs.segmentBlocks(b / pairs.span));
+        d = run.d(b % pairs.span) + 8 * (g % 2);
+        qs = run.qs(b % pairs.span) + 32 * (g % 2);
         stride = 64;
       } else {
         BlockQ4_0x8& p = groups[g * nb + b];
