@@ -357,12 +357,40 @@ size_t unpackedStride(const PackedWeights& w, const Split& split) {
 }
 
 // Whether a product of nTokens rows streams its weights from memory, each chunk read once for every
-// token: then each thread takes a run of consecutive chunks (ThreadPool::parallelForRuns). TinyLlama
-// decode on the Zen 5 VM, steps alternating between the two ways in one process (windows of 100
-// steps each, so the memory's swings fall on both alike), step time with runs against turns: Q4_0
-// 0.979-0.994, Q8_0 0.959-0.999, Q4_K 0.963-0.998. Many tokens take a row chunk's token chunks in
-// turn, so both threads share its weights in L3.
+// token: then each thread takes a run of consecutive chunks (ThreadPool::parallelForRuns, runs of
+// equal bytes by runStarts). TinyLlama decode on the Zen 5 VM, steps alternating between the two
+// ways in one process (4 windows of 100 steps each, so the memory's swings fall on both alike),
+// step time with runs against turns: Q4_0 0.979-0.989, Q8_0 0.989-1.002, Q4_K 0.984-1.009, in a
+// slow-memory stretch. Many tokens take a row chunk's token chunks in turn, so both threads share
+// its weights in L3.
 bool streams(int64_t nTokens) { return nTokens <= kTokenChunk; }
+
+// Runs for up to this many threads (more take turns).
+constexpr int kMaxRunThreads = 64;
+
+// The runs of the chunks of `count` jobs (numbered as mulMatShared numbers them) for `threads`
+// threads, as equal in weight bytes as whole chunks allow: a layer's Q chunks are 8 times its K and
+// V chunks, and equal counts of chunks gave one thread Q's 2.4 MB and the other K and V's 0.6 (then
+// mended by taking Q's last chunks, each a stream of its own).
+void runStarts(const MulMatJob* jobs, int count, int threads, int64_t* starts) {
+  size_t total = 0;
+  for (int i = 0; i < count; i++) total += rowBytes(jobs[i].w->type, jobs[i].cols) * (size_t)jobs[i].rows;
+  starts[0] = 0;
+  int t = 1;
+  size_t before = 0;  // the bytes of the chunks before chunk c
+  int64_t c = 0;
+  for (int i = 0; i < count; i++) {
+    const MulMatJob& job = jobs[i];
+    const size_t rb = rowBytes(job.w->type, job.cols);
+    for (int64_t k = 0; k < job.chunks(); k++, c++) {
+      const size_t bytes = rb * (size_t)(job.split.rowEnd(k) - job.split.rowBegin(k));
+      // Thread t's run starts at the chunk boundary nearest t / threads of the bytes.
+      while (t < threads && (before + bytes / 2) * (size_t)threads >= total * (size_t)t) starts[t++] = c;
+      before += bytes;
+    }
+  }
+  while (t <= threads) starts[t++] = c;
+}
 
 // One product's job: its kind, its chunks, and where in scratch its activations (and their sums,
 // or its unpacked rows) go.
@@ -467,8 +495,15 @@ void mulMatShared(const MulMatProduct* products, int count, int64_t cols, const 
     while (c >= firstChunk[i + 1]) i++;
     jobs[i].run(c - firstChunk[i], ith);
   };
-  if (streams(nTokens)) pool.parallelForRuns(firstChunk[count], run);
-  else pool.parallelFor(firstChunk[count], run);
+  if (streams(nTokens)) {
+    int64_t starts[kMaxRunThreads + 1];
+    if (pool.size() <= kMaxRunThreads) {
+      runStarts(jobs, count, pool.size(), starts);
+      pool.parallelForRuns(firstChunk[count], starts, run);
+      return;
+    }
+  }
+  pool.parallelFor(firstChunk[count], run);
 }
 
 void mulMatFirstChunks(const MulMatProduct* products, int count, int64_t cols, int64_t nTokens, int threads, const char** spans,
@@ -480,16 +515,15 @@ void mulMatFirstChunks(const MulMatProduct* products, int count, int64_t cols, i
     jobs[i] = makeJob(products[i], cols, nullptr, nTokens, threads, nullptr);
     total += jobs[i].chunks();
   }
+  const bool runs = streams(nTokens) && threads <= kMaxRunThreads;
+  int64_t starts[kMaxRunThreads + 1];
+  if (runs) runStarts(jobs, count, threads, starts);
   for (int t = 0; t < threads; t++) {
     spans[t] = nullptr;
     bytes[t] = 0;
     // Thread t's first chunk: the start of its run, or chunk t when the threads take turns.
-    int64_t c = t;
-    if (streams(nTokens)) {
-      c = ThreadPool::runStart(total, threads, t);
-      if (c == ThreadPool::runStart(total, threads, t + 1)) continue;  // an empty run
-    }
-    if (c >= total) continue;
+    int64_t c = runs ? starts[t] : t;
+    if (c >= total || (runs && c == starts[t + 1])) continue;  // none, or an empty run
     int i = 0;
     while (c >= jobs[i].chunks()) c -= jobs[i++].chunks();
     // Every layout keeps a chunk's rows together, at the file layout's bytes per row: the packed

@@ -151,15 +151,14 @@ int64_t ThreadPool::claimFromRuns(int ith) {
   }
 }
 
-void ThreadPool::parallelForRuns(int64_t nChunks, const std::function<void(int64_t, int)>& fn) {
+void ThreadPool::parallelForRuns(int64_t nChunks, const int64_t* starts, const std::function<void(int64_t, int)>& fn) {
   if (nThreads_ == 1 || nChunks <= 1) {
     parallelFor(nChunks, fn);
     return;
   }
   // Published with the op (publish's ticket store releases them).
   for (int t = 0; t < nThreads_; t++)
-    runs_[t].span.store((uint64_t)runStart(nChunks, nThreads_, t + 1) << 32 | (uint64_t)runStart(nChunks, nThreads_, t),
-                        std::memory_order_relaxed);
+    runs_[t].span.store((uint64_t)starts[t + 1] << 32 | (uint64_t)starts[t], std::memory_order_relaxed);
   parallelFor(nChunks, [this, &fn](int64_t, int ith) { fn(claimFromRuns(ith), ith); });
 }
 

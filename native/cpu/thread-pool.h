@@ -31,13 +31,12 @@ class ThreadPool {
   void parallelFor(int64_t nChunks, const std::function<void(int64_t chunk, int thread)>& fn);
 
   // parallelFor, except that each thread works through a run of consecutive chunks of its own, in
-  // order (thread t's: [runStart(nChunks, size(), t), runStart(nChunks, size(), t + 1))), and once
-  // they are done takes the others' from their ends. For chunks that lie one after another in
-  // memory: each thread reads one stream, which the hardware prefetcher follows across the chunks'
-  // boundaries, where parallelFor's threads take turns and restart a stream at every chunk. A
-  // thread that starts late still has its run done by the others.
-  void parallelForRuns(int64_t nChunks, const std::function<void(int64_t chunk, int thread)>& fn);
-  static int64_t runStart(int64_t nChunks, int threads, int t) { return t * nChunks / threads; }
+  // order (thread t's: [starts[t], starts[t + 1]), size() + 1 ascending entries from 0 to nChunks),
+  // and once they are done takes the others' from their ends. For chunks that lie one after
+  // another in memory: each thread reads one stream, which the hardware prefetcher follows across
+  // the chunks' boundaries, where parallelFor's threads take turns and restart a stream at every
+  // chunk. A thread that starts late still has its run done by the others.
+  void parallelForRuns(int64_t nChunks, const int64_t* starts, const std::function<void(int64_t chunk, int thread)>& fn);
 
   // Memory for idle threads to ask for: from now on, thread t asks for the cache lines of
   // [spans[t], spans[t] + bytes[t]) while it has nothing to do: the caller while it waits in
