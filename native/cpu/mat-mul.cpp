@@ -357,16 +357,15 @@ size_t unpackedStride(const PackedWeights& w, const Split& split) {
 }
 
 // Whether a product of nTokens rows streams its weights from memory, each chunk read once for every
-// token: then each thread takes a run of consecutive chunks (ThreadPool::parallelForRuns, runs of
+// token, and its threads are few enough for runs: then each thread takes a run of consecutive chunks (ThreadPool::parallelForRuns, runs of
 // equal bytes by runStarts). TinyLlama decode on the Zen 5 VM, steps alternating between the two
 // ways in one process (4 windows of 100 steps each, so the memory's swings fall on both alike),
 // step time with runs against turns: Q4_0 0.979-0.989, Q8_0 0.989-1.002, Q4_K 0.984-1.009, in a
 // slow-memory stretch. Many tokens take a row chunk's token chunks in turn, so both threads share
 // its weights in L3.
-bool streams(int64_t nTokens) { return nTokens <= kTokenChunk; }
-
-// Runs for up to this many threads (more take turns).
+// Runs are worked out for up to kMaxRunThreads threads (more take turns).
 constexpr int kMaxRunThreads = 64;
+bool inRuns(int64_t nTokens, int threads) { return nTokens <= kTokenChunk && threads <= kMaxRunThreads; }
 
 // The runs of the chunks of `count` jobs (numbered as mulMatShared numbers them) for `threads`
 // threads, as equal in weight bytes as whole chunks allow: a layer's Q chunks are 8 times its K and
@@ -495,15 +494,13 @@ void mulMatShared(const MulMatProduct* products, int count, int64_t cols, const 
     while (c >= firstChunk[i + 1]) i++;
     jobs[i].run(c - firstChunk[i], ith);
   };
-  if (streams(nTokens)) {
+  if (inRuns(nTokens, pool.size())) {
     int64_t starts[kMaxRunThreads + 1];
-    if (pool.size() <= kMaxRunThreads) {
-      runStarts(jobs, count, pool.size(), starts);
-      pool.parallelForRuns(firstChunk[count], starts, run);
-      return;
-    }
+    runStarts(jobs, count, pool.size(), starts);
+    pool.parallelForRuns(firstChunk[count], starts, run);
+  } else {
+    pool.parallelFor(firstChunk[count], run);
   }
-  pool.parallelFor(firstChunk[count], run);
 }
 
 void mulMatFirstChunks(const MulMatProduct* products, int count, int64_t cols, int64_t nTokens, int threads, const char** spans,
@@ -515,7 +512,7 @@ void mulMatFirstChunks(const MulMatProduct* products, int count, int64_t cols, i
     jobs[i] = makeJob(products[i], cols, nullptr, nTokens, threads, nullptr);
     total += jobs[i].chunks();
   }
-  const bool runs = streams(nTokens) && threads <= kMaxRunThreads;
+  const bool runs = inRuns(nTokens, threads);
   int64_t starts[kMaxRunThreads + 1];
   if (runs) runStarts(jobs, count, threads, starts);
   for (int t = 0; t < threads; t++) {

@@ -65,11 +65,10 @@ void addRows(const float* a, const float* b, float* y, int64_t n, int ith, int n
 // y[r] += bias for each of nRows rows of width.
 void addBiasRows(float* y, const float* bias, int64_t nRows, int64_t width, int ith, int nth);
 
-
 // The exps of a whole row of logits as the sampler weighs candidates (src/sampling/sampler.ts):
 // each x_i becomes its candidate logit (NaN -> -FLT_MAX, +-inf -> +-FLT_MAX, divided by t in
-// double and clamped again unless t is 1), then e_i = expf(x_i - max) as softmaxRow, into e (x
-// itself allowed); each block of eight summed in double as ((e0 + e4) + (e2 + e6)) + ((e1 + e5) +
+// double and clamped again unless t is 1), then e_i = expf(x_i - max) (ggml's expf, in float),
+// into e (x itself allowed); each block of eight summed in double as ((e0 + e4) + (e2 + e6)) + ((e1 + e5) +
 // (e3 + e7)) into blocks[(n + 7) / 8]. Returns the total, the blocks added in order. The AVX2
 // version gives the same bits.
 double softmaxExps(const float* x, float* e, int64_t n, double t, double* blocks);
@@ -87,8 +86,8 @@ int64_t softmaxDrawRow(float* x, int64_t n, double t, double u, double* blocks);
 // Top-p over a whole row (temperature 1): the smallest best-first prefix, in selectTopRow's order,
 // whose exps (softmaxExps) reach p x their total, into ids and logits (its length returned); the
 // best 64 are tried first, then 8 times as many, up to maxK (none that could not hold p, each exp
-// being at most 1): -1 when the nucleus needs more. e:
-// n floats of scratch, blocks: (n + 7) / 8.
+// being at most 1): -1 when the nucleus needs more. e: n floats of scratch, blocks: (n + 7) / 8.
+// A selection that falls short is made again from the row at the next size.
 int64_t nucleusRow(const float* x, int64_t n, double p, int64_t maxK, float* e, double* blocks, int32_t* ids, float* logits);
 
 // The best k of x[0..n) as the sampler ranks candidates (src/sampling/select-top.ts): each value
