@@ -7,6 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include <unistd.h>
+
 namespace kiln {
 
 namespace {
@@ -50,6 +52,10 @@ CpuFeatures detect() {
   const unsigned hw = std::thread::hardware_concurrency();
   f.logicalCores = hw > 0 ? static_cast<int>(hw) : 1;
   f.physicalCores = countPhysicalCores(f.logicalCores);
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+  const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+  if (l1d >= 4096) f.l1dBytes = static_cast<int>(l1d);
+#endif
   return f;
 }
 

@@ -14,6 +14,8 @@ struct CpuFeatures {
   bool neon = false;
   int logicalCores = 1;
   int physicalCores = 1;
+  // The L1 data cache of one core, in bytes (32 KB where the OS does not say).
+  int l1dBytes = 32 * 1024;
 };
 
 const CpuFeatures& cpuFeatures();

@@ -40,6 +40,16 @@ constexpr int64_t kTokensPerRow = 4;
 // later 241 / - / 251 / 251; TinyLlama Q8_0 AVX2 83 / - / 88 / 89, Q4_K AVX2 146 / - / 150 / 150,
 // F16 AVX2 96 / - / 101 / 99, Q4_0 best 284 / - / 314 / 309.
 constexpr int64_t kTokenChunk = 32;
+// Fewer tokens where that keeps a chunk's activations in half of L1 and kTokenChunk's would not:
+// each tile of rows reads every token's row of the chunk again, and the other half is for the
+// tile's weights. Zen 3 (32 KB L1), Qwen2.5 Q8_0 (952-byte activation rows: 30 KB per 32 tokens,
+// 15 KB per 16), prefill of 512 tokens, step time with 16 against 32, steps alternating in one
+// process: 0.955 and 0.979; TinyLlama Q8_0 (2176-byte rows, neither fits) 1.013, so it keeps 32.
+constexpr int64_t kSmallTokenChunk = 16;
+int64_t tokenChunkFor(size_t actRowBytes) {
+  const size_t half = (size_t)cpuFeatures().l1dBytes / 2;
+  return actRowBytes * kTokenChunk > half && actRowBytes * kSmallTokenChunk <= half ? kSmallTokenChunk : kTokenChunk;
+}
 // Steps of up to this many tokens (decode, continuous batching's decode steps) run packed Q8_0 as
 // decode does: each segment of a super-group's rows (35 KB, in L1) is read from memory once and met
 // by every token in turn, each token as a decode step of its own (the same bits). The unpacked
@@ -52,15 +62,15 @@ constexpr int64_t kFewTokens = 8;
 constexpr int64_t kConvertChunkValues = 32 * 1024;
 
 // How a product's work is cut: output rows in chunks of whole tiles, as equal as the tiles allow,
-// times tokens in chunks of kTokenChunk. Chunk c takes token chunk c % tokenChunks of row chunk
-// c / tokenChunks.
+// times tokens in chunks of tokenChunk (tokenChunkFor). Chunk c takes token chunk c % tokenChunks of
+// row chunk c / tokenChunks.
 struct Split {
-  int64_t rows, multiple, rowChunks, tokens, tokenChunks;
+  int64_t rows, multiple, rowChunks, tokens, tokenChunks, tokenChunk = kTokenChunk;
   int64_t chunks() const { return rowChunks * tokenChunks; }
   int64_t rowBegin(int64_t c) const { return rowAt(c / tokenChunks); }
   int64_t rowEnd(int64_t c) const { return rowAt(c / tokenChunks + 1); }
-  int64_t tokenBegin(int64_t c) const { return std::min(tokens, c % tokenChunks * kTokenChunk); }
-  int64_t tokenEnd(int64_t c) const { return std::min(tokens, (c % tokenChunks + 1) * kTokenChunk); }
+  int64_t tokenBegin(int64_t c) const { return std::min(tokens, c % tokenChunks * tokenChunk); }
+  int64_t tokenEnd(int64_t c) const { return std::min(tokens, (c % tokenChunks + 1) * tokenChunk); }
   // Row chunk rc's first row: the units (whole tiles) shared out as evenly as they divide.
   int64_t rowAt(int64_t rc) const { return std::min(rows, rc * ((rows + multiple - 1) / multiple) / rowChunks * multiple); }
 };
@@ -196,8 +206,9 @@ struct MulMatJob {
     char* mine = unpacked + unpackedStride * (size_t)ith;
     unpackQ8_0(reinterpret_cast<const BlockQ8_0x8*>(packed->data), {cols / QK8_0, packed->rows / 8, kQ8SuperGroup, kQ8SegmentBlocks}, r0 / 8, r1 / 8,
                reinterpret_cast<BlockQ8_0*>(mine));
-    for (int64_t t0 = 0; t0 < nTokens; t0 += kTokenChunk) {
-      const int64_t t1 = std::min(nTokens, t0 + kTokenChunk);
+    const int64_t tokenChunk = tokenChunkFor(actRowBytes);
+    for (int64_t t0 = 0; t0 < nTokens; t0 += tokenChunk) {
+      const int64_t t1 = std::min(nTokens, t0 + tokenChunk);
       w->vecDotMany(cols, r1 - r0, t1 - t0, y + t0 * rows + r0, rows, mine, weightRowBytes, scratch + t0 * actRowBytes, actRowBytes);
     }
   }
@@ -229,19 +240,20 @@ struct MulMatJob {
 // AVX2 tier, 2 threads, Q8_0 x 512 tokens in chunks of 64, GFLOP/s before -> after (ggml's
 // tinyBLAS): 896 -> 128 135 -> 155 (173), 896 -> 896 181 -> 187 (198), 4864 -> 896 187 -> 200
 // (198), TinyLlama's shapes unchanged (197-200).
-Split splitWork(size_t weightRowBytes, int64_t rows, int threads, int64_t multiple, int64_t nTokens) {
+Split splitWork(size_t weightRowBytes, size_t actRowBytes, int64_t rows, int threads, int64_t multiple, int64_t nTokens) {
   const size_t bytes = nTokens == 1 ? kVectorChunkBytes : kChunkBytes;
   const int64_t perThread = nTokens == 1 ? kVectorChunksPerThread : kChunksPerThread;
   // Whole tiles of rows (the tiles take 3, 4 or 8 rows at a time), so no row of a wide matrix
   // (F16 ffn_down: 5 rows per 64 KB) falls to a one-row tile, and decode's 8-row streams stay whole.
   if (multiple == 1) multiple = nTokens > 1 ? kTileRowsMultiple : kDecodeRowsMultiple;
   const int64_t units = (rows + multiple - 1) / multiple;
-  const int64_t tokenChunks = std::max<int64_t>(1, (nTokens + kTokenChunk - 1) / kTokenChunk);
+  const int64_t tokenChunk = tokenChunkFor(actRowBytes);
+  const int64_t tokenChunks = std::max<int64_t>(1, (nTokens + tokenChunk - 1) / tokenChunk);
   const int64_t byBytes = (int64_t)((weightRowBytes * (size_t)rows + bytes - 1) / bytes);
   const int64_t byThreads = (threads * perThread + tokenChunks - 1) / tokenChunks;
   int64_t rowChunks = std::max(byBytes, byThreads);
   if (tokenChunks == 1) rowChunks = (rowChunks + threads - 1) / threads * threads;
-  return {rows, multiple, std::max<int64_t>(1, std::min(rowChunks, units)), nTokens, tokenChunks};
+  return {rows, multiple, std::max<int64_t>(1, std::min(rowChunks, units)), nTokens, tokenChunks, tokenChunk};
 }
 
 }  // namespace
@@ -411,7 +423,7 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
       job.weightRowBytes = job.actRowBytes;
       if (nTokens <= kFewTokens) {
         job.kind = JobKind::PackedQ8_0;
-        job.split = splitWork(job.weightRowBytes, w->rows, threads, 8 * kQ8SuperGroup, 1);
+        job.split = splitWork(job.weightRowBytes, job.actRowBytes, w->rows, threads, 8 * kQ8SuperGroup, 1);
       } else {
         job.kind = JobKind::UnpackedQ8_0;
         job.split = unpackSplit(*w, threads);
@@ -423,7 +435,7 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
       // super-groups.
       job.kind = JobKind::PackedQ4_0;
       job.w = typeTraits(w->type);
-      job.split = splitWork(rowBytes(w->type, cols), w->rows, threads, w->groupRows == 16 && nTokens == 1 ? 16 * kQ4SuperPairs : w->groupRows, nTokens);
+      job.split = splitWork(rowBytes(w->type, cols), job.actRowBytes, w->rows, threads, w->groupRows == 16 && nTokens == 1 ? 16 * kQ4SuperPairs : w->groupRows, nTokens);
       job.sums = scratch ? reinterpret_cast<Q8BlockSums*>(scratch + packedSumsOffset(cols, nTokens)) : nullptr;
     }
     return job;
@@ -433,7 +445,7 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
   job.weights = static_cast<const char*>(p.weights);
   job.weightRowBytes = rowBytes(p.w->type, cols);
   job.actRowBytes = rowBytes(job.act->type, cols);
-  job.split = splitWork(job.weightRowBytes, p.rows, threads, 1, nTokens);
+  job.split = splitWork(job.weightRowBytes, job.actRowBytes, p.rows, threads, 1, nTokens);
   return job;
 }
 
