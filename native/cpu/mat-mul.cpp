@@ -234,9 +234,10 @@ struct MulMatJob {
 
 // The chunks: each chunk's weights fit in L2 (or, for one token, make a long stream), there are
 // enough chunks for every thread to take several, and the row chunks are as equal as the tiles
-// allow. Many tokens go kTokenChunk at a time, the token chunks of one row chunk in turn, so both
-// threads share its weights in L3. Chunks of a fixed row count over every token left a short last
-// one and too few to share (a 128-row K projection went as 5 x 24 + 8 rows, on 2 threads). Zen 5,
+// allow. Many tokens go tokenChunkFor(their activation row's bytes) at a time, the token chunks
+// of one row chunk in turn, so both threads share its weights in L3. Chunks of a fixed row count
+// over every token left a short last one and too few to share (a 128-row K projection went as
+// 5 x 24 + 8 rows, on 2 threads). Zen 5,
 // AVX2 tier, 2 threads, Q8_0 x 512 tokens in chunks of 64, GFLOP/s before -> after (ggml's
 // tinyBLAS): 896 -> 128 135 -> 155 (173), 896 -> 896 181 -> 187 (198), 4864 -> 896 187 -> 200
 // (198), TinyLlama's shapes unchanged (197-200).
