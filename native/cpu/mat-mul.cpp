@@ -65,7 +65,7 @@ constexpr int64_t kConvertChunkValues = 32 * 1024;
 // times tokens in chunks of tokenChunk (tokenChunkFor). Chunk c takes token chunk c % tokenChunks of
 // row chunk c / tokenChunks.
 struct Split {
-  int64_t rows, multiple, rowChunks, tokens, tokenChunks, tokenChunk = kTokenChunk;
+  int64_t rows, multiple, rowChunks, tokens, tokenChunks, tokenChunk;
   int64_t chunks() const { return rowChunks * tokenChunks; }
   int64_t rowBegin(int64_t c) const { return rowAt(c / tokenChunks); }
   int64_t rowEnd(int64_t c) const { return rowAt(c / tokenChunks + 1); }
@@ -206,9 +206,8 @@ struct MulMatJob {
     char* mine = unpacked + unpackedStride * (size_t)ith;
     unpackQ8_0(reinterpret_cast<const BlockQ8_0x8*>(packed->data), {cols / QK8_0, packed->rows / 8, kQ8SuperGroup, kQ8SegmentBlocks}, r0 / 8, r1 / 8,
                reinterpret_cast<BlockQ8_0*>(mine));
-    const int64_t tokenChunk = tokenChunkFor(actRowBytes);
-    for (int64_t t0 = 0; t0 < nTokens; t0 += tokenChunk) {
-      const int64_t t1 = std::min(nTokens, t0 + tokenChunk);
+    for (int64_t t0 = 0; t0 < nTokens; t0 += split.tokenChunk) {
+      const int64_t t1 = std::min(nTokens, t0 + split.tokenChunk);
       w->vecDotMany(cols, r1 - r0, t1 - t0, y + t0 * rows + r0, rows, mine, weightRowBytes, scratch + t0 * actRowBytes, actRowBytes);
     }
   }
@@ -356,7 +355,7 @@ Split unpackSplit(const PackedWeights& w, int threads) {
   const size_t bytes = rowBytes(w.type, w.cols) * (size_t)w.rows;
   int64_t chunks = std::max<int64_t>((int64_t)((bytes + kChunkBytes - 1) / kChunkBytes), threads * kChunksPerThread);
   chunks = (chunks + threads - 1) / threads * threads;
-  return {w.rows, 8, std::max<int64_t>(1, std::min(chunks, w.rows / 8)), 1, 1};
+  return {w.rows, 8, std::max<int64_t>(1, std::min(chunks, w.rows / 8)), 1, 1, tokenChunkFor(rowBytes(GgmlType::Q8_0, w.cols))};
 }
 
 // At least the rows of any chunk of a split (rowAt gives each at most the units rounded up).

@@ -39,32 +39,32 @@ float dotFloat(int64_t n, const T* x, const T* y) {
 
 float identity(float v) { return v; }
 
-// Q4_K and Q5_K: the part of the dot product carried by the mins, dmin * sum_j(min_j * sum(y_j)),
-// from the 6-bit mins in sm[8..16) and the Q8_K block's sums of 16.
-__m128 minsTerm(const uint8_t* sm, const BlockQ8_K& y, float dmin, __m128 acc) {
-  const __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8)));
+// A Q8_K block's 8 sums of 32 values, from its sums of 16.
+__m128i sumsOf32(const BlockQ8_K& y) {
   const __m256i bsums = load32(y.bsums);
-  const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-  return _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, sums32)), acc);
-}
-
-
-// minsTerm with the mins already widened (the high 8 bytes of scalesMinsK4's result) and the
-// scale y.d * dmin in every lane, taken off: -(scale * (mins . sums)) + acc, fused, the same bits as
-// minsTerm with -y.d * dmin.
-__m128 minsTermNeg(__m128i mins16, const BlockQ8_K& y, __m128 scale, __m128 acc) {
-  const __m256i bsums = load32(y.bsums);
-  const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-  return _mm_fnmadd_ps(scale, _mm_cvtepi32_ps(_mm_madd_epi16(mins16, sums32)), acc);
+  return _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
 }
 
 // The 8 mins of scalesMinsK4's bytes (sm[8..16)) widened to int16.
 __m128i minsOf(const uint8_t* sm) { return _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8))); }
 
+// The mins term taken off, the mins already widened (the high 8 bytes of scalesMinsK4's result)
+// and the scale y.d * dmin in every lane: -(scale * (mins . sums)) + acc, fused (the same bits as
+// the FMA of the negated scale).
+__m128 minsTermNeg(__m128i mins16, const BlockQ8_K& y, __m128 scale, __m128 acc) {
+  const __m128i sums32 = sumsOf32(y);
+  return _mm_fnmadd_ps(scale, _mm_cvtepi32_ps(_mm_madd_epi16(mins16, sums32)), acc);
+}
+
+// Q4_K and Q5_K: the part of the dot product carried by the mins, dmin * sum_j(min_j * sum(y_j)),
+// from the 6-bit mins in sm[8..16) and the Q8_K block's sums of 16.
+__m128 minsTerm(const uint8_t* sm, const BlockQ8_K& y, float dmin, __m128 acc) {
+  return minsTermNeg(minsOf(sm), y, _mm_set1_ps(-dmin), acc);
+}
+
 // sum_j(min_j * sum(y_j)) of one block as an exact integer, the mins widened to int16.
 int32_t minsSum(__m128i mins, const BlockQ8_K& y) {
-  const __m256i bsums = load32(y.bsums);
-  const __m128i sums32 = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+  const __m128i sums32 = sumsOf32(y);
   __m128i p = _mm_madd_epi16(mins, sums32);
   p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0x4e));
   p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0xb1));
