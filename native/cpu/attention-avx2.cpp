@@ -1,6 +1,6 @@
 // Attention with AVX2 + FMA + F16C (attentionRows_avx2), bit for bit as the scalar definition in
 // ops.cpp (llama.cpp's order). Query heads that share a KV head go through together: their keys and
-// values are widened once for all of them, and the horizontal steps (the dot products' final sums,
+// values are read (and widened) once for all of them, and the horizontal steps (the dot products' final sums,
 // the softmax) run for eight queries at once, one per float lane, in each query's own order.
 // Compiled with -mavx2 -mfma -mf16c (see quants.h on inline functions).
 #include <cmath>
@@ -18,15 +18,23 @@ using namespace simd;
 
 namespace {
 
-float loadOneF16(const fp16_t* p) { return fp16(*p); }
-float loadOneF32(const float* p) { return *p; }
-
 constexpr int kMaxHeadDim = 256;
+
+// Eight values of the cache (or one) as floats, halves widened in registers as they are read
+// (exactly, so the same values as a widened copy's). Widening each block of keys and values into a
+// float buffer first, for the 8 query lanes to read, cost a store and a load per 8 values; read
+// directly, one thread's attention over a 32/4-head F16 cache (bench kernels --op attention,
+// alternating in one process, Zen 3) took 0.82 of the time, decode at depth 512 and a 512-token
+// prefill alike.
+inline __m256 loadAny(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 loadAny(const fp16_t* p) { return loadF16(p); }
+inline float loadOneAny(const float* p) { return *p; }
+inline float loadOneAny(const fp16_t* p) { return fp16(*p); }
 
 // One query row against keys/values 0..n-1 of one KV head (stride `stride` elements between
 // positions), bit for bit as the scalar definition (llama.cpp's order). headDim <= kMaxHeadDim;
 // scores: n floats of scratch.
-template <typename T, __m256 (*load)(const T*), float (*loadOne)(const T*)>
+template <typename T>
 void attendOne(const float* q, const T* k, const T* v, int64_t n, int64_t stride, int headDim, float scale,
                float* scores, float* out) {
   // K*Q as ggml_vec_dot_f32: four accumulators over steps of 32, GGML_F32x8_REDUCE, then the rest.
@@ -36,16 +44,16 @@ void attendOne(const float* q, const T* k, const T* v, int64_t n, int64_t stride
     const T* kj = k + j * stride;
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (int i = 0; i < np; i += 32) {
-      a0 = _mm256_fmadd_ps(load(kj + i), _mm256_loadu_ps(q + i), a0);
-      a1 = _mm256_fmadd_ps(load(kj + i + 8), _mm256_loadu_ps(q + i + 8), a1);
-      a2 = _mm256_fmadd_ps(load(kj + i + 16), _mm256_loadu_ps(q + i + 16), a2);
-      a3 = _mm256_fmadd_ps(load(kj + i + 24), _mm256_loadu_ps(q + i + 24), a3);
+      a0 = _mm256_fmadd_ps(loadAny(kj + i), _mm256_loadu_ps(q + i), a0);
+      a1 = _mm256_fmadd_ps(loadAny(kj + i + 8), _mm256_loadu_ps(q + i + 8), a1);
+      a2 = _mm256_fmadd_ps(loadAny(kj + i + 16), _mm256_loadu_ps(q + i + 16), a2);
+      a3 = _mm256_fmadd_ps(loadAny(kj + i + 24), _mm256_loadu_ps(q + i + 24), a3);
     }
     const __m256 a = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
     __m128 t = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     t = _mm_hadd_ps(t, t);
     float dot = _mm_cvtss_f32(_mm_hadd_ps(t, t));
-    for (int i = np; i < headDim; i++) dot = fmaSingle(loadOne(kj + i), q[i], dot);
+    for (int i = np; i < headDim; i++) dot = fmaSingle(loadOneAny(kj + i), q[i], dot);
     const float s = dot * scale;
     scores[j] = s;
     maxScore = s > maxScore ? s : maxScore;
@@ -84,8 +92,8 @@ void attendOne(const float* q, const T* k, const T* v, int64_t n, int64_t stride
       __m256 a[8];
       for (int l = 0; l < 8; l++) a[l] = _mm256_load_ps(acc + l * d8 + d);
       for (j = j0; j + 8 <= j1; j += 8)
-        for (int l = 0; l < 8; l++) a[l] = _mm256_fmadd_ps(load(v + (j + l) * stride + d), _mm256_set1_ps(scores[j + l]), a[l]);
-      for (int l = 0; j + l < j1; l++) a[l] = _mm256_fmadd_ps(load(v + (j + l) * stride + d), _mm256_set1_ps(scores[j + l]), a[l]);
+        for (int l = 0; l < 8; l++) a[l] = _mm256_fmadd_ps(loadAny(v + (j + l) * stride + d), _mm256_set1_ps(scores[j + l]), a[l]);
+      for (int l = 0; j + l < j1; l++) a[l] = _mm256_fmadd_ps(loadAny(v + (j + l) * stride + d), _mm256_set1_ps(scores[j + l]), a[l]);
       for (int l = 0; l < 8; l++) _mm256_store_ps(acc + l * d8 + d, a[l]);
     }
   }
@@ -96,7 +104,7 @@ void attendOne(const float* q, const T* k, const T* v, int64_t n, int64_t stride
   }
   for (int d = d8; d < headDim; d++) {
     float lane[8] = {};
-    for (j = 0; j < n; j++) lane[j % 8] = fmaSingle(loadOne(v + j * stride + d), scores[j], lane[j % 8]);
+    for (j = 0; j < n; j++) lane[j % 8] = fmaSingle(loadOneAny(v + j * stride + d), scores[j], lane[j % 8]);
     out[d] = hsum(_mm256_loadu_ps(lane));
   }
 }
@@ -108,10 +116,9 @@ constexpr int kBlock = kAttentionBlock;
 constexpr int kMinGroup = 4;
 
 // K*Q of 8 query lanes against positions [0, n): scores[8j + l] = q_l . k_j * scale, each in
-// attendOne's order, and the lanes' largest scores. rows: kBlock * headDim floats.
+// attendOne's order, and the lanes' largest scores.
 template <typename T, int kHeadDim = 0>
-__m256 groupScores(const float* const* ql, const T* k, int64_t n, int64_t stride, int headDimArg, float scale, float* scores,
-                   float* rows) {
+__m256 groupScores(const float* const* ql, const T* k, int64_t n, int64_t stride, int headDimArg, float scale, float* scores) {
   const int headDim = kHeadDim ? kHeadDim : headDimArg;
   const int np = headDim & ~31;
   // The queries' last headDim % 32 values, transposed for lane-wise FMAs.
@@ -123,23 +130,21 @@ __m256 groupScores(const float* const* ql, const T* k, int64_t n, int64_t stride
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t count = n - j0 < kBlock ? n - j0 : kBlock;
     if (j0 + kBlock < n) prefetchRows(k + (j0 + kBlock) * stride, n - j0 - kBlock < kBlock ? n - j0 - kBlock : kBlock, stride, headDim);
-    int64_t ks = 0;
-    const float* kf = widened(k + j0 * stride, count, stride, headDim, rows, &ks);
     for (int64_t jj = 0; jj < count; jj++) {
-      const float* kj = kf + jj * ks;
+      const T* kj = k + (j0 + jj) * stride;
       __m256 a[kLanes];
       for (int l = 0; l < kLanes; l++) {
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (int i = 0; i < np; i += 32) {
-          a0 = _mm256_fmadd_ps(_mm256_loadu_ps(kj + i), _mm256_loadu_ps(ql[l] + i), a0);
-          a1 = _mm256_fmadd_ps(_mm256_loadu_ps(kj + i + 8), _mm256_loadu_ps(ql[l] + i + 8), a1);
-          a2 = _mm256_fmadd_ps(_mm256_loadu_ps(kj + i + 16), _mm256_loadu_ps(ql[l] + i + 16), a2);
-          a3 = _mm256_fmadd_ps(_mm256_loadu_ps(kj + i + 24), _mm256_loadu_ps(ql[l] + i + 24), a3);
+          a0 = _mm256_fmadd_ps(loadAny(kj + i), _mm256_loadu_ps(ql[l] + i), a0);
+          a1 = _mm256_fmadd_ps(loadAny(kj + i + 8), _mm256_loadu_ps(ql[l] + i + 8), a1);
+          a2 = _mm256_fmadd_ps(loadAny(kj + i + 16), _mm256_loadu_ps(ql[l] + i + 16), a2);
+          a3 = _mm256_fmadd_ps(loadAny(kj + i + 24), _mm256_loadu_ps(ql[l] + i + 24), a3);
         }
         a[l] = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
       }
       __m256 dots = laneDots(a);
-      for (int i = np; i < headDim; i++) dots = _mm256_fmadd_ps(_mm256_set1_ps(kj[i]), _mm256_load_ps(tail + (i - np) * kLanes), dots);
+      for (int i = np; i < headDim; i++) dots = _mm256_fmadd_ps(_mm256_set1_ps(loadOneAny(kj + i)), _mm256_load_ps(tail + (i - np) * kLanes), dots);
       const __m256 s = _mm256_mul_ps(dots, vscale);
       _mm256_storeu_ps(scores + (j0 + jj) * kLanes, s);
       vmax = _mm256_max_ps(s, vmax);  // s > max ? s : max, as attendOne
@@ -168,11 +173,11 @@ void groupSoftmax(float* scores, int64_t n, __m256 vmax) {
   for (int64_t j = 0; j < n; j++) _mm256_storeu_ps(scores + j * kLanes, _mm256_mul_ps(_mm256_loadu_ps(scores + j * kLanes), inv));
 }
 
-// KQV of the first nq lanes, as attendOne, each block's values widened once for every query.
-// rows: kBlock * headDim floats; acc: 64 * headDim. kHeadDim, where given, is headDim known when
+// KQV of the first nq lanes, as attendOne, each position's values read once for every query.
+// acc: 64 * headDim floats. kHeadDim, where given, is headDim known when
 // compiling (see attendGroup).
 template <typename T, int kHeadDim = 0>
-void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDimArg, float* rows, float* acc,
+void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDimArg, float* acc,
                  float* out, int64_t outStride) {
   const int headDim = kHeadDim ? kHeadDim : headDimArg;
   const int d8 = headDim / 8 * 8;
@@ -180,8 +185,6 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
     const int64_t j1 = j0 + kBlock < n ? j0 + kBlock : n;
     if (j1 < n) prefetchRows(v + j1 * stride, n - j1 < kBlock ? n - j1 : kBlock, stride, headDim);
-    int64_t vs = 0;
-    const float* vf = widened(v + j0 * stride, j1 - j0, stride, headDim, rows, &vs) - j0 * vs;
     // Accumulator row m of every query takes the positions j = m (mod 8) in order (j0 is a
     // multiple of 8), so one load of a position's values feeds the eight lanes' chains, each with
     // its score broadcast. Every lane is kept (those past nq repeat the last query), so that the
@@ -191,7 +194,7 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
         __m256 a[kLanes];
         for (int l = 0; l < kLanes; l++) a[l] = j0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + (l * 8 + m) * d8 + d);
         for (int64_t j = j0 + m; j < j1; j += 8) {
-          const __m256 vj = _mm256_loadu_ps(vf + j * vs + d);
+          const __m256 vj = loadAny(v + j * stride + d);
           for (int l = 0; l < kLanes; l++) a[l] = _mm256_fmadd_ps(vj, _mm256_broadcast_ss(scores + j * kLanes + l), a[l]);
         }
         for (int l = 0; l < kLanes; l++) _mm256_storeu_ps(acc + (l * 8 + m) * d8 + d, a[l]);
@@ -202,7 +205,7 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
       for (int d = d8; d < headDim; d++)
         for (int64_t j = j0; j < j1; j++) {
           float& lane = lanes[l][(d - d8) * 8 + j % 8];
-          lane = fmaSingle(vf[j * vs + d], sl[j * kLanes], lane);
+          lane = fmaSingle(loadOneAny(v + j * stride + d), sl[j * kLanes], lane);
         }
     }
   }
@@ -229,7 +232,7 @@ template <typename T>
 void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v, int64_t n, int64_t stride, int headDim,
                  float scale, float* scratch, float* out, int64_t outStride) {
   float* scores = scratch;
-  float* rows = scores + kLanes * ((n + 7) / 8 * 8);  // (kBlock, headDim)
+  float* rows = scores + kLanes * ((n + 7) / 8 * 8);  // (kBlock, headDim): the AVX-512 kernels' widened blocks
   float* acc = rows + kBlock * headDim;                // per query: 8 rows of headDim accumulators
   const float* ql[kLanes];
   for (int l = 0; l < kLanes; l++) ql[l] = q + (l < nq ? l : nq - 1) * qStride;
@@ -240,8 +243,8 @@ void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v
   }
   byHeadDim(headDim, [&](auto known) {
     constexpr int kHeadDim = decltype(known)::value;
-    groupSoftmax(scores, n, groupScores<T, kHeadDim>(ql, k, n, stride, headDim, scale, scores, rows));
-    groupValues<T, kHeadDim>(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
+    groupSoftmax(scores, n, groupScores<T, kHeadDim>(ql, k, n, stride, headDim, scale, scores));
+    groupValues<T, kHeadDim>(scores, nq, v, n, stride, headDim, acc, out, outStride);
   });
 }
 
@@ -284,10 +287,10 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
       float* oh = out + t * qWidth + (int64_t)h * p.headDim;
       const int64_t n = (int64_t)positions[t] + 1;
       if (kv.type == GgmlType::F16) {
-        attendOne<fp16_t, loadF16, loadOneF16>(qh, static_cast<const fp16_t*>(kv.k) + kvAt(h), static_cast<const fp16_t*>(kv.v) + kvAt(h), n,
+        attendOne<fp16_t>(qh, static_cast<const fp16_t*>(kv.k) + kvAt(h), static_cast<const fp16_t*>(kv.v) + kvAt(h), n,
                                                kvWidth, p.headDim, p.scale, part, oh);
       } else {
-        attendOne<float, loadF32, loadOneF32>(qh, static_cast<const float*>(kv.k) + kvAt(h), static_cast<const float*>(kv.v) + kvAt(h), n,
+        attendOne<float>(qh, static_cast<const float*>(kv.k) + kvAt(h), static_cast<const float*>(kv.v) + kvAt(h), n,
                                               kvWidth, p.headDim, p.scale, part, oh);
       }
     }
