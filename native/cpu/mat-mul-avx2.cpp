@@ -34,9 +34,9 @@ using TileQ8_0 = Q8Tile<MaddubsSums>::Kernel<R, T>;
 template <int R, int T>
 using TileQ8_0Stream = Q8Tile<MaddubsSums, true>::Kernel<R, T>;
 
-// One token against 8 Q8_0 rows (decode), the rows' scale products from one 8-wide multiply per
-// block. Each row's lanes and FMAs are those of vecDotQ8_0_avx2, so the bits are too. Rows gives
-// block b's 8 scales and each row's values (Q8_0FileRows, Q8_0PackedRows).
+// One token against 8 packed Q8_0 rows (BlockQ8_0x8), the rows' scale products from one 8-wide
+// multiply per block. Each row's lanes and FMAs are those of vecDotQ8_0_avx2, so the bits are too.
+// Rows gives block b's 8 scales and each row's values (Q8_0PackedRows).
 template <typename Rows>
 inline void q8_0EightRowsBlocks(int64_t nb, __m256* acc, const Rows& rows, const BlockQ8_0* y) {
   for (int64_t b = 0; b < nb; b++) {
@@ -50,12 +50,43 @@ inline void q8_0EightRowsBlocks(int64_t nb, __m256* acc, const Rows& rows, const
   }
 }
 
-template <typename Rows>
-void q8_0EightRows(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* y) {
-  __m256 acc[8];
-  for (int r = 0; r < 8; r++) acc[r] = _mm256_setzero_ps();
-  q8_0EightRowsBlocks(nb, acc, rows, y);
-  _mm256_storeu_ps(s, hsum8(acc));
+// One token against nr Q8_0 rows in the file's layout (decode): rows r and r + nr / 2 side by side,
+// so the chunk is read as two long streams, each asked for kQ8StreamAhead bytes on. Each row's
+// lanes and FMAs are those of vecDotQ8_0_avx2 (the scales' product as one float multiply), so the
+// bits are too. Eight rows at a time, each block of each asked for 8 rows on, made 8 short streams
+// of one row each, which the memory served worse the shorter the rows: on Zen 3 (2 threads, per-op
+// timer, one process per build, alternating), Qwen2.5-0.5B's 896-wide products read 20-22 GB/s
+// against its 4864-wide ffn_down's 28-30; two streams read 29-33 and 30-32, and decode went
+// 39-41 -> 54-56 tok/s (Qwen2.5 Q8_0) and 24-25 -> 32-33 (TinyLlama Q8_0, 2048-5632 wide). One
+// stream (one FMA chain) read less than two; three and four no more (Qwen2.5 56-59 / 52-57,
+// TinyLlama 28-32 / 27-29). Asked for 512 bytes on, one stream read 28-32 GB/s from memory where
+// 4 KB on read 34-38 (kernel-timer --from-memory, 4864 x 896); 8 KB on read as 4 KB.
+constexpr int kQ8StreamAhead = 4096;
+template <int S>
+void q8_0Streams(int64_t nb, int64_t nr, float* s, const char* x, size_t xStride, const BlockQ8_0* y) {
+  const int64_t h = nr / S;
+  for (int64_t r = 0; r < h; r++) {
+    const BlockQ8_0* rows[S];
+    __m256 acc[S];
+    for (int k = 0; k < S; k++) {
+      rows[k] = reinterpret_cast<const BlockQ8_0*>(x + (r + k * h) * xStride);
+      acc[k] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++) {
+      const __m256i qy = load32(y[b].qs);
+      const float dy = fp16(y[b].d);
+      for (int k = 0; k < S; k++) {
+        _mm_prefetch(reinterpret_cast<const char*>(rows[k] + b) + kQ8StreamAhead, _MM_HINT_T0);
+        const __m256i qx = load32(rows[k][b].qs);
+        const __m256 d = _mm256_set1_ps(fp16(rows[k][b].d) * dy);
+        acc[k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(quadSumsI8(_mm256_sign_epi8(qx, qx), qx, qy)), acc[k]);
+      }
+    }
+    for (int k = 0; k < S; k++) s[r + k * h] = hsum(acc[k]);
+  }
+  if constexpr (S > 1) {
+    if (S * h < nr) q8_0Streams<1>(nb, nr - S * h, s + S * h, x + S * h * xStride, xStride, y);
+  }
 }
 
 // Q8_0 prefill: R rows x T tokens, the token's signs moved onto the weights. Per token and block
@@ -192,9 +223,7 @@ void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ld
                          const void* y, size_t yStride) {
   const TileArgs a{n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride};
   if (nt == 1) {
-    int64_t r = 0;
-    for (; r + 8 <= nr; r += 8) q8_0EightRows(n / QK8_0, s + r, Q8_0FileRows{a.x + r * xStride, xStride}, reinterpret_cast<const BlockQ8_0*>(a.y));
-    if (r < nr) tiles<TileQ8_0, kQ8Rows, kQ8Tokens>({n, s + r, ldS, a.x + r * xStride, xStride, a.y, yStride}, nr - r, 1);
+    q8_0Streams<2>(n / QK8_0, nr, s, a.x, xStride, reinterpret_cast<const BlockQ8_0*>(a.y));
     return;
   }
   // A continuous-batching step of a few tokens reads each weight once, from memory.
