@@ -193,21 +193,20 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, const char* 
 // Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off as 32 * y per pair.
 // Each 32-value group spans two sub-blocks of 16, one per 128-bit lane of the products. R rows
 // against T tokens: each row's 6-bit values are rebuilt once per block for all the tokens, and with
-// one token (decode) 4 rows at a time, each block prefetched for the next 4.
-template <int R, int T>
-void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, size_t xStride, const char* vy, size_t yStride) {
+// one token (decode) as the thread's one weight stream, as Q4_K's (see rowTiles).
+template <int T>
+void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, const char* vy, size_t yStride) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i high2 = _mm256_set1_epi8(0x30);
   const __m256i offset = _mm256_set1_epi8(32);
-  __m256 acc[R][T];
-  for (int r = 0; r < R; r++)
-    for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
+  __m256 acc[T];
+  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / QK_K; b++) {
     const BlockQ8_K* y[T];
     for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const BlockQ8_K*>(vy + t * yStride) + b;
-    for (int r = 0; r < R; r++) {
-      const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(vx + r * xStride)[b];
-      if (T == 1) prefetchLines<sizeof(BlockQ6_K)>(&x, R * xStride);
+    {
+      const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(vx)[b];
+      if (T == 1) prefetchLines<sizeof(BlockQ6_K)>(&x, kRowStreamAheadBytes);
       // The 16 scales as int16; per half, its 8 in both 128-bit lanes, from which one byte shuffle
       // per group gives sub-block j's scale in the low lane and j + 1's in the high (from the bytes
       // it took a sign extension, a move and a broadcast per scale and an insert per group).
@@ -240,11 +239,10 @@ void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, size_t xStride, c
         }
       }
       const float dx = fp16(x.d);
-      for (int t = 0; t < T; t++) acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[r][t]);
+      for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
     }
   }
-  for (int r = 0; r < R; r++)
-    for (int t = 0; t < T; t++) s[t * ldS + r] = hsum(acc[r][t]);
+  for (int t = 0; t < T; t++) s[t * ldS] = hsum(acc[t]);
 }
 
 // Q4_0 x Q8_0 for one block, as eight 32-bit sums of four products each.
@@ -326,25 +324,25 @@ namespace {
 
 // Q4_K, Q5_K and Q6_K tiles for decode (DecodeRows rows at a time) and for the few tokens that
 // mat-mul-k-avx2.cpp's prepared tiles leave over: one row x 4 tokens, then one token at a time.
-// Decode reads Q4_K and Q5_K one row at a time, one weight stream per thread, as the AVX-512
-// kernels do (TinyLlama decode@0 at the AVX2 tier, Zen 5, alternating, tok/s from 4 rows to 1:
-// Q4_K 43.1 -> 47.3, Q5_K 32.2 -> 37.1); Q6_K keeps 4 (39.1 -> 38.4 with 1).
-template <template <int, int> class Tile, int DecodeRows>
+// Decode reads every K-quant one row at a time, one weight stream per thread, each block asked for
+// kRowStreamAheadBytes on, as the AVX-512 kernels do (TinyLlama decode@0 at the AVX2 tier, Zen 5,
+// alternating, tok/s from 4 rows to 1: Q4_K 43.1 -> 47.3, Q5_K 32.2 -> 37.1). Q6_K read 4 rows
+// side by side, each block asked for 4 rows on, until Zen 3 (per-op timer, builds alternating by
+// process, TinyLlama Q6_K): 28.4-31.2 tok/s that way, 33.6-36.4 one row at a time 8 KB ahead,
+// 31.8-33.3 one row at a time asking for the next row (on Zen 5 that way 39.1 -> 38.4).
+template <template <int, int> class Tile>
 void rowTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
               size_t yStride) {
   const char* x = static_cast<const char*>(vx);
   const char* y = static_cast<const char*>(vy);
-  int64_t r = 0;
-  if (nt == 1 && DecodeRows > 1)
-    for (; r + DecodeRows <= nr; r += DecodeRows) Tile<DecodeRows, 1>::run(n, s + r, ldS, x + r * xStride, xStride, y, yStride);
-  for (; r < nr; r++) {
+  for (int64_t r = 0; r < nr; r++) {
     int64_t t = 0;
     for (; t + 4 <= nt; t += 4) Tile<1, 4>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
     for (; t < nt; t++) Tile<1, 1>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
   }
 }
 
-// One row at a time (rowTiles<..., 1> builds no other R).
+// One row at a time (rowTiles builds no other R).
 template <int R, int T>
 struct Q4KTile {
   static_assert(R == 1, "Q4_K tiles take one row");
@@ -361,8 +359,9 @@ struct Q5KTile {
 };
 template <int R, int T>
 struct Q6KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t xStride, const char* y, size_t yStride) {
-    q6KTile<R, T>(n, s, ldS, x, xStride, y, yStride);
+  static_assert(R == 1, "Q6_K tiles take one row");
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t, const char* y, size_t yStride) {
+    q6KTile<T>(n, s, ldS, x, y, yStride);
   }
 };
 
@@ -370,7 +369,7 @@ struct Q6KTile {
 
 void vecDotFewQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                         const void* y, size_t yStride) {
-  rowTiles<Q4KTile, 1>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+  rowTiles<Q4KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 void vecDotQ5_K_avx2(int64_t n, float* s, const void* x, const void* y) {
@@ -379,16 +378,16 @@ void vecDotQ5_K_avx2(int64_t n, float* s, const void* x, const void* y) {
 
 void vecDotFewQ5_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                         const void* y, size_t yStride) {
-  rowTiles<Q5KTile, 1>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+  rowTiles<Q5KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 void vecDotQ6_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
-  q6KTile<1, 1>(n, s, 0, static_cast<const char*>(vx), 0, static_cast<const char*>(vy), 0);
+  q6KTile<1>(n, s, 0, static_cast<const char*>(vx), static_cast<const char*>(vy), 0);
 }
 
 void vecDotFewQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                         const void* y, size_t yStride) {
-  rowTiles<Q6KTile, 4>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+  rowTiles<Q6KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
 }
 
 }  // namespace kiln

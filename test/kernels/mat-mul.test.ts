@@ -150,7 +150,7 @@ describe('mulMat: best kernels against generic', () => {
 
   it('K-quant prefill tiles of the AVX2 tier: the generic definitions, and each token as it gets alone', () => {
     // 5 blocks per row and 23 tokens: two tiles of 8 prepared tokens, one of 4, and 3 tokens left to
-    // the row tiles; a token alone is decode (4 rows at a time, then single rows).
+    // the row tiles; a token alone is decode (one row at a time).
     for (const type of [GgmlType.Q4_K, GgmlType.Q5_K, GgmlType.Q6_K]) {
       const name = GGML_TYPES[type].name;
       const p = problem(type, 23, 280, 5 * 256);
