@@ -27,10 +27,12 @@ inline __m128 q8RowScales(const char* x, size_t xStride, int64_t b) {
   return _mm_cvtph_ps(_mm_cvtsi64_si128((long long)h));
 }
 
-// The 8 rows of a Q8_0 decode kernel (q8_0EightRows, q8_0EightRowsVnni): block b's 8 scales (fp16)
-// and row r's 32 values. In the file's layout the rows are 8 short weight streams, each prefetched
-// at the same place in the next 8 rows; packed (BlockQ8_0x8) they are one stream, which the
-// hardware prefetcher follows on its own (prefetches 2-4 KB ahead were slower on Zen 5, 16 KB more).
+// The 8 rows of a Q8_0 decode kernel (q8_0EightRowsBlocks, q8_0EightRowsVnni): block b's 8 scales
+// (fp16) and row r's 32 values. In the file's layout (the AVX-512 kernel's rows past the packed
+// groups) the rows are 8 short weight streams, each prefetched at the same place in the next 8 rows;
+// packed (BlockQ8_0x8) they are one stream, which the hardware prefetcher follows on its own
+// (prefetches 2-4 KB ahead were slower on Zen 5, 16 KB more). The AVX2 tier reads the file's layout
+// as two long streams instead (q8_0Streams in mat-mul-avx2.cpp).
 struct Q8_0FileRows {
   const char* x;
   size_t xStride;
