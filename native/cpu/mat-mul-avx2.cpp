@@ -50,8 +50,8 @@ inline void q8_0EightRowsBlocks(int64_t nb, __m256* acc, const Rows& rows, const
   }
 }
 
-// One token against nr Q8_0 rows in the file's layout (decode): rows r and r + nr / 2 side by side,
-// so the chunk is read as two long streams, each asked for kQ8StreamAhead bytes on. Each row's
+// One token against S Q8_0 rows in the file's layout (decode; halfApart gives rows r and r + nr / 2,
+// so the chunk is read as two long streams), each asked for kQ8StreamAhead bytes on. Each row's
 // lanes and FMAs are those of vecDotQ8_0_avx2 (the scales' product as one float multiply), so the
 // bits are too. Eight rows at a time, each block of each asked for 8 rows on, made 8 short streams
 // of one row each, which the memory served worse the shorter the rows: on Zen 3 (2 threads, per-op
@@ -63,30 +63,20 @@ inline void q8_0EightRowsBlocks(int64_t nb, __m256* acc, const Rows& rows, const
 // 4 KB on read 34-38 (kernel-timer --from-memory, 4864 x 896); 8 KB on read as 4 KB.
 constexpr int kQ8StreamAhead = 4096;
 template <int S>
-void q8_0Streams(int64_t nb, int64_t nr, float* s, const char* x, size_t xStride, const BlockQ8_0* y) {
-  const int64_t h = nr / S;
-  for (int64_t r = 0; r < h; r++) {
-    const BlockQ8_0* rows[S];
-    __m256 acc[S];
+void q8_0Rows(int64_t nb, const BlockQ8_0* const* rows, const BlockQ8_0* y, float* const* s) {
+  __m256 acc[S];
+  for (int k = 0; k < S; k++) acc[k] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    const __m256i qy = load32(y[b].qs);
+    const float dy = fp16(y[b].d);
     for (int k = 0; k < S; k++) {
-      rows[k] = reinterpret_cast<const BlockQ8_0*>(x + (r + k * h) * xStride);
-      acc[k] = _mm256_setzero_ps();
+      _mm_prefetch(reinterpret_cast<const char*>(rows[k] + b) + kQ8StreamAhead, _MM_HINT_T0);
+      const __m256i qx = load32(rows[k][b].qs);
+      const __m256 d = _mm256_set1_ps(fp16(rows[k][b].d) * dy);
+      acc[k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(quadSumsI8(_mm256_sign_epi8(qx, qx), qx, qy)), acc[k]);
     }
-    for (int64_t b = 0; b < nb; b++) {
-      const __m256i qy = load32(y[b].qs);
-      const float dy = fp16(y[b].d);
-      for (int k = 0; k < S; k++) {
-        _mm_prefetch(reinterpret_cast<const char*>(rows[k] + b) + kQ8StreamAhead, _MM_HINT_T0);
-        const __m256i qx = load32(rows[k][b].qs);
-        const __m256 d = _mm256_set1_ps(fp16(rows[k][b].d) * dy);
-        acc[k] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(quadSumsI8(_mm256_sign_epi8(qx, qx), qx, qy)), acc[k]);
-      }
-    }
-    for (int k = 0; k < S; k++) s[r + k * h] = hsum(acc[k]);
   }
-  if constexpr (S > 1) {
-    if (S * h < nr) q8_0Streams<1>(nb, nr - S * h, s + S * h, x + S * h * xStride, xStride, y);
-  }
+  for (int k = 0; k < S; k++) *s[k] = hsum(acc[k]);
 }
 
 // Q8_0 prefill: R rows x T tokens, the token's signs moved onto the weights. Per token and block
@@ -223,7 +213,21 @@ void vecDotManyQ8_0_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ld
                          const void* y, size_t yStride) {
   const TileArgs a{n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride};
   if (nt == 1) {
-    q8_0Streams<2>(n / QK8_0, nr, s, a.x, xStride, reinterpret_cast<const BlockQ8_0*>(a.y));
+    const int64_t nb = n / QK8_0;
+    const BlockQ8_0* yb = reinterpret_cast<const BlockQ8_0*>(a.y);
+    auto row = [&](int64_t r) { return reinterpret_cast<const BlockQ8_0*>(a.x + r * xStride); };
+    halfApart(
+        nr,
+        [&](int64_t i, int64_t j) {
+          const BlockQ8_0* rows[2] = {row(i), row(j)};
+          float* out[2] = {s + i, s + j};
+          q8_0Rows<2>(nb, rows, yb, out);
+        },
+        [&](int64_t i) {
+          const BlockQ8_0* rows[1] = {row(i)};
+          float* out[1] = {s + i};
+          q8_0Rows<1>(nb, rows, yb, out);
+        });
     return;
   }
   // A continuous-batching step of a few tokens reads each weight once, from memory.

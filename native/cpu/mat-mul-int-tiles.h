@@ -32,7 +32,7 @@ inline __m128 q8RowScales(const char* x, size_t xStride, int64_t b) {
 // groups) the rows are 8 short weight streams, each prefetched at the same place in the next 8 rows;
 // packed (BlockQ8_0x8) they are one stream, which the hardware prefetcher follows on its own
 // (prefetches 2-4 KB ahead were slower on Zen 5, 16 KB more). The AVX2 tier reads the file's layout
-// as two long streams instead (q8_0Streams in mat-mul-avx2.cpp).
+// as two long streams instead (q8_0Rows in mat-mul-avx2.cpp).
 struct Q8_0FileRows {
   const char* x;
   size_t xStride;
@@ -141,23 +141,23 @@ void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* const* xs, const BlockQ8_0* y, co
     for (int t = 0; t < T; t++) _mm256_storeu_ps(ss[g] + t * ldS, acc[g][t]);
 }
 
-// One token (decode) against nGroups groups: groups g and g + nGroups / 2 side by side, so the
-// chunk is read as two streams, as Q8_0's file-layout decode reads its rows (q8_0Streams in
-// mat-mul-avx2.cpp). Zen 3, 2 threads, builds alternating by process: Qwen2.5-0.5B Q4_0 decode
+// One token (decode) against nGroups groups: groups g and g + nGroups / 2 side by side (halfApart),
+// so the chunk is read as two streams, as Q8_0's file-layout decode reads its rows. Zen 3, 2 threads, builds alternating by process: Qwen2.5-0.5B Q4_0 decode
 // 79.7-87.7 -> 95.8-97.7 tok/s, TinyLlama Q4_0 ahead in 4 of 5 pairs (44.9-49.5 -> 46.9-60.8).
 template <typename Sums>
 void q4_0x8Decode(int64_t nb, int64_t nGroups, float* s, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums) {
-  const int64_t h = nGroups / 2;
-  for (int64_t g = 0; g < h; g++) {
-    const BlockQ4_0x8* xs[2] = {x + g * nb, x + (g + h) * nb};
-    float* ss[2] = {s + 8 * g, s + 8 * (g + h)};
-    q4_0x8Tile<Sums, 2, 1, true>(nb, xs, y, sums, ss, 0);
-  }
-  if (2 * h < nGroups) {
-    const BlockQ4_0x8* xs[1] = {x + 2 * h * nb};
-    float* ss[1] = {s + 16 * h};
-    q4_0x8Tile<Sums, 1, 1, true>(nb, xs, y, sums, ss, 0);
-  }
+  halfApart(
+      nGroups,
+      [&](int64_t g, int64_t h) {
+        const BlockQ4_0x8* xs[2] = {x + g * nb, x + h * nb};
+        float* ss[2] = {s + 8 * g, s + 8 * h};
+        q4_0x8Tile<Sums, 2, 1, true>(nb, xs, y, sums, ss, 0);
+      },
+      [&](int64_t g) {
+        const BlockQ4_0x8* xs[1] = {x + g * nb};
+        float* ss[1] = {s + 8 * g};
+        q4_0x8Tile<Sums, 1, 1, true>(nb, xs, y, sums, ss, 0);
+      });
 }
 
 template <typename Sums, bool Stream>

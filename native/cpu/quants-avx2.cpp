@@ -191,9 +191,9 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, const char* 
 }
 
 // Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off as 32 * y per pair.
-// Each 32-value group spans two sub-blocks of 16, one per 128-bit lane of the products. R rows
-// against T tokens: each row's 6-bit values are rebuilt once per block for all the tokens, and with
-// one token (decode) as the thread's one weight stream, as Q4_K's (see rowTiles).
+// Each 32-value group spans two sub-blocks of 16, one per 128-bit lane of the products. One row
+// against T tokens: its 6-bit values are rebuilt once per block for all the tokens; with one token
+// (decode) the row is the thread's one weight stream, as Q4_K's (see rowTiles).
 template <int T>
 void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, const char* vy, size_t yStride) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
@@ -204,43 +204,41 @@ void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, const char* vy, s
   for (int64_t b = 0; b < n / QK_K; b++) {
     const BlockQ8_K* y[T];
     for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const BlockQ8_K*>(vy + t * yStride) + b;
-    {
-      const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(vx)[b];
-      if (T == 1) prefetchLines<sizeof(BlockQ6_K)>(&x, kRowStreamAheadBytes);
-      // The 16 scales as int16; per half, its 8 in both 128-bit lanes, from which one byte shuffle
-      // per group gives sub-block j's scale in the low lane and j + 1's in the high (from the bytes
-      // it took a sign extension, a move and a broadcast per scale and an insert per group).
-      const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
-      __m256i sumi[T];
-      for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
-      for (int h = 0; h < 2; h++) {
-        const __m256i half = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
-        const __m256i ql0 = load32(x.ql + 64 * h);
-        const __m256i ql1 = load32(x.ql + 64 * h + 32);
-        const __m256i qh = load32(x.qh + 32 * h);
-        // Each byte's high bits 2k and 2k + 1 moved to bits 4 and 5 by one shift of the 16-bit lanes
-        // (none for k = 2) and a 0x30 mask, which keeps each byte's own bits: the same values in 9
-        // steps where a mask, a shift and a shift back took 12. Zen 3, one thread from L2 (256 x
-        // 2048, one token): 0.93 of the time; TinyLlama Q6_K decode at the AVX2 tier, steps
-        // alternating, 0.987-0.990 (slow-memory minutes).
-        const __m256i v[4] = {
-            _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high2)),
-            _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, high2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), high2)),
-        };
-        for (int k = 0; k < 4; k++) {
-          const __m256i scales = _mm256_shuffle_epi8(half, pickWords(2 * k, 2 * k + 1));
-          for (int t = 0; t < T; t++) {
-            const __m256i q8 = load32(y[t]->qs + 128 * h + 32 * k);
-            const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(v[k], q8), _mm256_maddubs_epi16(offset, q8));
-            sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(pairs, scales));
-          }
+    const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(vx)[b];
+    if (T == 1) prefetchLines<sizeof(BlockQ6_K)>(&x, kRowStreamAheadBytes);
+    // The 16 scales as int16; per half, its 8 in both 128-bit lanes, from which one byte shuffle
+    // per group gives sub-block j's scale in the low lane and j + 1's in the high (from the bytes
+    // it took a sign extension, a move and a broadcast per scale and an insert per group).
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
+    __m256i sumi[T];
+    for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
+    for (int h = 0; h < 2; h++) {
+      const __m256i half = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
+      const __m256i ql0 = load32(x.ql + 64 * h);
+      const __m256i ql1 = load32(x.ql + 64 * h + 32);
+      const __m256i qh = load32(x.qh + 32 * h);
+      // Each byte's high bits 2k and 2k + 1 moved to bits 4 and 5 by one shift of the 16-bit lanes
+      // (none for k = 2) and a 0x30 mask, which keeps each byte's own bits: the same values in 9
+      // steps where a mask, a shift and a shift back took 12. Zen 3, one thread from L2 (256 x
+      // 2048, one token): 0.93 of the time; TinyLlama Q6_K decode at the AVX2 tier, steps
+      // alternating, 0.987-0.990 (slow-memory minutes).
+      const __m256i v[4] = {
+          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high2)),
+          _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high2)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, high2)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), high2)),
+      };
+      for (int k = 0; k < 4; k++) {
+        const __m256i scales = _mm256_shuffle_epi8(half, pickWords(2 * k, 2 * k + 1));
+        for (int t = 0; t < T; t++) {
+          const __m256i q8 = load32(y[t]->qs + 128 * h + 32 * k);
+          const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(v[k], q8), _mm256_maddubs_epi16(offset, q8));
+          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(pairs, scales));
         }
       }
-      const float dx = fp16(x.d);
-      for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
     }
+    const float dx = fp16(x.d);
+    for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
   }
   for (int t = 0; t < T; t++) s[t * ldS] = hsum(acc[t]);
 }
@@ -322,45 +320,42 @@ void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y) {
 
 namespace {
 
-// Q4_K, Q5_K and Q6_K tiles for decode (DecodeRows rows at a time) and for the few tokens that
-// mat-mul-k-avx2.cpp's prepared tiles leave over: one row x 4 tokens, then one token at a time.
+// Q4_K, Q5_K and Q6_K for decode and for the few tokens that mat-mul-k-avx2.cpp's prepared tiles
+// leave over: one row x 4 tokens, then one token at a time.
 // Decode reads every K-quant one row at a time, one weight stream per thread, each block asked for
 // kRowStreamAheadBytes on, as the AVX-512 kernels do (TinyLlama decode@0 at the AVX2 tier, Zen 5,
 // alternating, tok/s from 4 rows to 1: Q4_K 43.1 -> 47.3, Q5_K 32.2 -> 37.1). Q6_K read 4 rows
 // side by side, each block asked for 4 rows on, until Zen 3 (per-op timer, builds alternating by
 // process, TinyLlama Q6_K): 28.4-31.2 tok/s that way, 33.6-36.4 one row at a time 8 KB ahead,
 // 31.8-33.3 one row at a time asking for the next row (on Zen 5 that way 39.1 -> 38.4).
-template <template <int, int> class Tile>
+template <template <int> class Tile>
 void rowTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
               size_t yStride) {
   const char* x = static_cast<const char*>(vx);
   const char* y = static_cast<const char*>(vy);
   for (int64_t r = 0; r < nr; r++) {
     int64_t t = 0;
-    for (; t + 4 <= nt; t += 4) Tile<1, 4>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
-    for (; t < nt; t++) Tile<1, 1>::run(n, s + t * ldS + r, ldS, x + r * xStride, xStride, y + t * yStride, yStride);
+    for (; t + 4 <= nt; t += 4) Tile<4>::run(n, s + t * ldS + r, ldS, x + r * xStride, y + t * yStride, yStride);
+    for (; t < nt; t++) Tile<1>::run(n, s + t * ldS + r, ldS, x + r * xStride, y + t * yStride, yStride);
   }
 }
 
-// One row at a time (rowTiles builds no other R).
-template <int R, int T>
+// One row x T tokens.
+template <int T>
 struct Q4KTile {
-  static_assert(R == 1, "Q4_K tiles take one row");
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t, const char* y, size_t yStride) {
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride) {
     scaleMinKTile<BlockQ4_K, false, T>(n, s, ldS, x, y, yStride);
   }
 };
-template <int R, int T>
+template <int T>
 struct Q5KTile {
-  static_assert(R == 1, "Q5_K tiles take one row");
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t, const char* y, size_t yStride) {
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride) {
     scaleMinKTile<BlockQ5_K, true, T>(n, s, ldS, x, y, yStride);
   }
 };
-template <int R, int T>
+template <int T>
 struct Q6KTile {
-  static_assert(R == 1, "Q6_K tiles take one row");
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, size_t, const char* y, size_t yStride) {
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride) {
     q6KTile<T>(n, s, ldS, x, y, yStride);
   }
 };
