@@ -123,13 +123,20 @@ struct ScaleMinK {
     __m256 acc[T], accMins[P];
     for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
     for (int p = 0; p < P; p++) accMins[p] = _mm256_setzero_ps();
+    // The scales, then the mins, of blocks b and b + 1: each block's are widened one block ahead, so
+    // its groups do not read them back right after the store (as TileQ8_0Prefill's scale products;
+    // Zen 3, kernel-timer 256 x 2048 x 32 tokens: Q4_K 1.05x, Q5_K 1.06x, Q6_K's likewise 1.03x).
+    alignas(32) uint16_t smb[2][16];
+    auto unpack = [&](int64_t b) {
+      _mm256_store_si256(reinterpret_cast<__m256i*>(smb[b & 1]), _mm256_cvtepu8_epi16(scalesMinsK4(reinterpret_cast<const Block*>(x)[b].scales)));
+    };
+    if (nb > 0) unpack(0);
     for (int64_t b = 0; b < nb; b++) {
       const PreparedScaleMin<T>& yb = tb[b];
       const Block& xb = reinterpret_cast<const Block*>(x)[b];
-      alignas(32) uint16_t sm[16];  // the scales, then the mins
-      const __m128i both = scalesMinsK4(xb.scales);
-      _mm256_store_si256(reinterpret_cast<__m256i*>(sm), _mm256_cvtepu8_epi16(both));
-      const __m256i mins = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_srli_si128(both, 8)));
+      if (b + 1 < nb) unpack(b + 1);
+      const uint16_t* sm = smb[b & 1];
+      const __m256i mins = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(sm + 8)));
       const __m256 dmin = _mm256_set1_ps(fp16(xb.dmin));
       for (int p = 0; p < P; p++) {
         const __m256i m = _mm256_madd_epi16(mins, yb.sums[p]);
@@ -181,11 +188,17 @@ void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K
   const __m256i spread = _mm256_setr_epi8(0, 1, 4, 5, 0, 1, 4, 5, 0, 1, 4, 5, 0, 1, 4, 5, 2, 3, 6, 7, 2, 3, 6, 7, 2, 3, 6, 7, 2, 3, 6, 7);
   __m256 acc[T];
   for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+  alignas(32) int16_t scb[2][16];  // blocks b and b + 1, widened one block ahead (see ScaleMinK)
+  auto unpack = [&](int64_t b) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(scb[b & 1]),
+                       _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ6_K*>(x)[b].scales))));
+  };
+  if (nb > 0) unpack(0);
   for (int64_t b = 0; b < nb; b++) {
     const PreparedQ6K<T>& yb = tb[b];
     const BlockQ6_K& xb = reinterpret_cast<const BlockQ6_K*>(x)[b];
-    alignas(32) int16_t sc[16];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(sc), _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.scales))));
+    if (b + 1 < nb) unpack(b + 1);
+    const int16_t* sc = scb[b & 1];
     __m256i sumi[T];
     for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 4
