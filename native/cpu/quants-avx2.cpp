@@ -48,23 +48,22 @@ __m128i sumsOf32(const BlockQ8_K& y) {
 // The 8 mins of scalesMinsK4's bytes (sm[8..16)) widened to int16.
 __m128i minsOf(const uint8_t* sm) { return _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8))); }
 
-// The mins term taken off, the mins already widened (the high 8 bytes of scalesMinsK4's result)
-// and the scale y.d * dmin in every lane: -(scale * (mins . sums)) + acc, fused (the same bits as
-// the FMA of the negated scale).
-__m128 minsTermNeg(__m128i mins16, const BlockQ8_K& y, __m128 scale, __m128 acc) {
-  const __m128i sums32 = sumsOf32(y);
+// The mins term taken off, the mins already widened (the high 8 bytes of scalesMinsK4's result),
+// the block's sums of 32 (sumsOf32) and the scale y.d * dmin in every lane: -(scale * (mins .
+// sums)) + acc, fused (the same bits as the FMA of the negated scale).
+__m128 minsTermNeg(__m128i mins16, __m128i sums32, __m128 scale, __m128 acc) {
   return _mm_fnmadd_ps(scale, _mm_cvtepi32_ps(_mm_madd_epi16(mins16, sums32)), acc);
 }
 
 // Q4_K and Q5_K: the part of the dot product carried by the mins, dmin * sum_j(min_j * sum(y_j)),
 // from the 6-bit mins in sm[8..16) and the Q8_K block's sums of 16.
 __m128 minsTerm(const uint8_t* sm, const BlockQ8_K& y, float dmin, __m128 acc) {
-  return minsTermNeg(minsOf(sm), y, _mm_set1_ps(-dmin), acc);
+  return minsTermNeg(minsOf(sm), sumsOf32(y), _mm_set1_ps(-dmin), acc);
 }
 
-// sum_j(min_j * sum(y_j)) of one block as an exact integer, the mins widened to int16.
-int32_t minsSum(__m128i mins, const BlockQ8_K& y) {
-  const __m128i sums32 = sumsOf32(y);
+// sum_j(min_j * sum(y_j)) of one block as an exact integer, the mins widened to int16, from the
+// block's sums of 32 (sumsOf32).
+int32_t minsSum(__m128i mins, __m128i sums32) {
   __m128i p = _mm_madd_epi16(mins, sums32);
   p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0x4e));
   p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0xb1));
@@ -89,7 +88,7 @@ float dotScaleMinK(int64_t n, const Block* x, const BlockQ8_K* y) {
     if constexpr (kFifthBit) {
       // llama.cpp's AVX2 Q5_K (no repacked layout) sums a block's mins term as one integer and
       // adds it into a scalar with one fused step; matching that keeps its logits to ~1e-6.
-      summs = fmaSingle(-y[b].d * fp16(x[b].dmin), (float)minsSum(minsOf(sm), y[b]), summs);
+      summs = fmaSingle(-y[b].d * fp16(x[b].dmin), (float)minsSum(minsOf(sm), sumsOf32(y[b])), summs);
     } else {
       accMins = minsTerm(sm, y[b], -y[b].d * fp16(x[b].dmin), accMins);
     }
@@ -127,8 +126,9 @@ inline __m256i pickWords(int a, int b) {
 // the T tokens (a third of the work of a row's dot), and each token then does the same integer sums
 // and the same FMAs, the mins term in each type's own way. Decode (T = 1) reads the row as the
 // thread's one weight stream (see rowTiles), each block asked for kRowStreamAheadBytes ahead.
+// sums32, where given (one token), holds the token's sumsOf32 per block, made once for all rows.
 template <typename Block, bool kFifthBit, int T>
-void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride) {
+void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride, const __m128i* sums32) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i bit4 = _mm256_set1_epi8(0x10);
   __m256 acc[T];
@@ -157,8 +157,9 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, const char* 
     const __m128i mins16 = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(packed, packed));
     for (int t = 0; t < T; t++) {
       const __m128 minScale = _mm_permute_ps(scale[t], 0x55);
-      if constexpr (kFifthBit) summs[t] = fmaSingle(-_mm_cvtss_f32(minScale), (float)minsSum(mins16, *yb[t]), summs[t]);
-      else accMins[t] = minsTermNeg(mins16, *yb[t], minScale, accMins[t]);
+      const __m128i sums = T == 1 && sums32 ? sums32[b] : sumsOf32(*yb[t]);
+      if constexpr (kFifthBit) summs[t] = fmaSingle(-_mm_cvtss_f32(minScale), (float)minsSum(mins16, sums), summs[t]);
+      else accMins[t] = minsTermNeg(mins16, sums, minScale, accMins[t]);
     }
     __m256i sumi[T];
     for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
@@ -320,6 +321,13 @@ void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y) {
 
 namespace {
 
+// One token's sumsOf32 per block, two blocks to a vector.
+void sumsOf32s(int64_t n, const char* y, __m256i* out) {
+  const BlockQ8_K* yb = reinterpret_cast<const BlockQ8_K*>(y);
+  __m128i* sums = reinterpret_cast<__m128i*>(out);
+  for (int64_t b = 0; b < n / QK_K; b++) _mm_store_si128(sums + b, sumsOf32(yb[b]));
+}
+
 // Q4_K, Q5_K and Q6_K for decode and for the few tokens that mat-mul-k-avx2.cpp's prepared tiles
 // leave over: one row x 4 tokens, then one token at a time.
 // Decode reads every K-quant one row at a time, one weight stream per thread, each block asked for
@@ -328,34 +336,48 @@ namespace {
 // side by side, each block asked for 4 rows on, until Zen 3 (per-op timer, builds alternating by
 // process, TinyLlama Q6_K): 28.4-31.2 tok/s that way, 33.6-36.4 one row at a time 8 KB ahead,
 // 31.8-33.3 one row at a time asking for the next row (on Zen 5 that way 39.1 -> 38.4).
+// The tokens that go one at a time (every token of a decode step) are prepared once for all rows
+// (Tile<1>::prepare): Q4_K's and Q5_K's sums of 32 values, which each row's dot took again from
+// the token's sums of 16 (an extract and a horizontal add per block). Zen 3, TinyLlama decode,
+// steps alternating in one process: Q4_K 0.94-0.95 of the time, Q5_K 0.94. Q6_K's offset products
+// prepared the same way (8 of a block's 16 maddubs) made its kernel 1.11x from L2 but its decode
+// steps 1.01-1.04x slower, so Q6_K prepares nothing.
+constexpr int64_t kPreparedVectors = 256;  // 8 KB of stack: 3 tokens' sums of 32 for rows of up to 43520 values
 template <template <int> class Tile>
 void rowTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
               size_t yStride) {
   const char* x = static_cast<const char*>(vx);
   const char* y = static_cast<const char*>(vy);
+  const int64_t t4 = nt / 4 * 4, per = Tile<1>::preparedVectors(n);
+  __m256i prepared[kPreparedVectors];
+  const bool fits = (nt - t4) * per <= kPreparedVectors;  // else each row's dot does it, the same way
+  if (fits)
+    for (int64_t t = t4; t < nt; t++) Tile<1>::prepare(n, y + t * yStride, prepared + (t - t4) * per);
   for (int64_t r = 0; r < nr; r++) {
     int64_t t = 0;
-    for (; t + 4 <= nt; t += 4) Tile<4>::run(n, s + t * ldS + r, ldS, x + r * xStride, y + t * yStride, yStride);
-    for (; t < nt; t++) Tile<1>::run(n, s + t * ldS + r, ldS, x + r * xStride, y + t * yStride, yStride);
+    for (; t < t4; t += 4) Tile<4>::run(n, s + t * ldS + r, ldS, x + r * xStride, y + t * yStride, yStride, nullptr);
+    for (; t < nt; t++) Tile<1>::run(n, s + t * ldS + r, ldS, x + r * xStride, y + t * yStride, yStride, fits ? prepared + (t - t4) * per : nullptr);
   }
 }
 
-// One row x T tokens.
-template <int T>
-struct Q4KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride) {
-    scaleMinKTile<BlockQ4_K, false, T>(n, s, ldS, x, y, yStride);
+// One row x T tokens; one token's prepared vectors (preparedVectors(n) of them, from prepare).
+template <typename Block, bool kFifthBit, int T>
+struct ScaleMinKTile {
+  static int64_t preparedVectors(int64_t n) { return (n / QK_K + 1) / 2; }
+  static void prepare(int64_t n, const char* y, __m256i* out) { sumsOf32s(n, y, out); }
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride, const __m256i* prepared) {
+    scaleMinKTile<Block, kFifthBit, T>(n, s, ldS, x, y, yStride, reinterpret_cast<const __m128i*>(prepared));
   }
 };
 template <int T>
-struct Q5KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride) {
-    scaleMinKTile<BlockQ5_K, true, T>(n, s, ldS, x, y, yStride);
-  }
-};
+using Q4KTile = ScaleMinKTile<BlockQ4_K, false, T>;
+template <int T>
+using Q5KTile = ScaleMinKTile<BlockQ5_K, true, T>;
 template <int T>
 struct Q6KTile {
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride) {
+  static int64_t preparedVectors(int64_t) { return 0; }
+  static void prepare(int64_t, const char*, __m256i*) {}
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride, const __m256i*) {
     q6KTile<T>(n, s, ldS, x, y, yStride);
   }
 };
