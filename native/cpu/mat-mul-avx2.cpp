@@ -85,11 +85,11 @@ void q8_0Rows(int64_t nb, const BlockQ8_0* const* rows, const BlockQ8_0* y, floa
 // With only the tile's 16 accumulators held across the block loop, the rows are read from L1 as
 // each pair needs them (Q8Tile holds them, and |x|, in registers and spills). The row scales are
 // multiplied by each token's in one 4-wide multiply and read back as broadcasts, so no shuffle
-// port is spent on them; those products are made one block ahead, into the other half of a double
-// buffer: read back in the block that stored them, each pair's FMA waited on the store. Zen 3: one
-// thread from L1 0.98 -> 0.84 ns a pair (taking them from the register by shuffles 0.82, but 1.04x
-// in kiln against 1.09x this way); 512-token prefill, 2 threads, builds alternating by process,
-// TinyLlama Q8_0 57.5-60.5 -> 67.2-68.2 tok/s, Qwen2.5 Q8_0 143-158 -> 157-181.
+// port is spent on them; those products are made one block ahead (blocksOneAhead): read back in
+// the block that stored them, each pair's FMA waited on the store. Zen 3: one thread from L1 0.98
+// -> 0.84 ns a pair (taking them from the register by shuffles 0.82, but 1.04x in kiln against
+// 1.09x this way); 512-token prefill, 2 threads, builds alternating by process, TinyLlama Q8_0
+// 57.5-60.5 -> 67.2-68.2 tok/s, Qwen2.5 Q8_0 143-158 -> 157-181.
 // Everything after the integers is Q8Tile's, so the bits are vecDotQ8_0_avx2's. Zen 5, one thread
 // of 512x2048 -> 5632 (GFLOP/s): 4x4 104, 5x4 104, 3x4 100, 4x3 96, 4x2 84; Q8Tile 4x3 96, 3x4 84;
 // the 16-bit halves this replaces 88; ggml's 4x2 103. The 16 sums at the end go 8 at a time
@@ -108,6 +108,8 @@ struct TileQ8_0Prefill {
     for (int r = 0; r < R; r++)
       for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
     const __m256i ones = _mm256_set1_epi16(1);
+    // Blocks b and b + 1, as blocksOneAhead walks them, written out: with the 16 accumulators
+    // taken into its lambda by reference, GCC kept them in memory (2x the time).
     const int64_t nb = a.n / QK8_0;
     alignas(16) float d[2][T][4];
     if (nb > 0) scales(a, 0, d[0]);

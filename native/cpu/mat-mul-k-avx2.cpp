@@ -123,18 +123,16 @@ struct ScaleMinK {
     __m256 acc[T], accMins[P];
     for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
     for (int p = 0; p < P; p++) accMins[p] = _mm256_setzero_ps();
-    // The scales, then the mins, of blocks b and b + 1: each block's are widened one block ahead, so
-    // its groups do not read them back right after the store (as TileQ8_0Prefill's scale products;
-    // Zen 3, kernel-timer 256 x 2048 x 32 tokens: Q4_K 1.05x, Q5_K 1.06x, Q6_K's likewise 1.03x).
+    // The scales, then the mins, of blocks b and b + 1, each block's widened one block ahead
+    // (blocksOneAhead; Zen 3, kernel-timer 256 x 2048 x 32 tokens: Q4_K 1.05x, Q5_K 1.06x, and
+    // Q6_K's likewise 1.03x).
     alignas(32) uint16_t smb[2][16];
     auto unpack = [&](int64_t b) {
       _mm256_store_si256(reinterpret_cast<__m256i*>(smb[b & 1]), _mm256_cvtepu8_epi16(scalesMinsK4(reinterpret_cast<const Block*>(x)[b].scales)));
     };
-    if (nb > 0) unpack(0);
-    for (int64_t b = 0; b < nb; b++) {
+    blocksOneAhead(nb, unpack, [&](int64_t b) {
       const PreparedScaleMin<T>& yb = tb[b];
       const Block& xb = reinterpret_cast<const Block*>(x)[b];
-      if (b + 1 < nb) unpack(b + 1);
       const uint16_t* sm = smb[b & 1];
       const __m256i mins = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(sm + 8)));
       const __m256 dmin = _mm256_set1_ps(fp16(xb.dmin));
@@ -166,7 +164,7 @@ struct ScaleMinK {
       }
       const __m256 dx = _mm256_set1_ps(fp16(xb.d));
       for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dx, yb.dy[t]), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
-    }
+    });
     for (int t = 0; t < T; t++) {
       const __m128 m = t % 2 ? _mm256_extractf128_ps(accMins[t / 2], 1) : _mm256_castps256_ps128(accMins[t / 2]);
       s[t * ldS] = hsum(acc[t]) + (kFifthBit ? _mm_cvtss_f32(m) : hsum(m));
@@ -193,11 +191,9 @@ void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K
     _mm256_store_si256(reinterpret_cast<__m256i*>(scb[b & 1]),
                        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ6_K*>(x)[b].scales))));
   };
-  if (nb > 0) unpack(0);
-  for (int64_t b = 0; b < nb; b++) {
+  blocksOneAhead(nb, unpack, [&](int64_t b) {
     const PreparedQ6K<T>& yb = tb[b];
     const BlockQ6_K& xb = reinterpret_cast<const BlockQ6_K*>(x)[b];
-    if (b + 1 < nb) unpack(b + 1);
     const int16_t* sc = scb[b & 1];
     __m256i sumi[T];
     for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
@@ -227,7 +223,7 @@ void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K
     }
     const __m256 dx = _mm256_set1_ps(fp16(xb.d));
     for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dx, yb.dy[t]), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
-  }
+  });
   for (int t = 0; t < T; t++) s[t * ldS] = hsum(acc[t]);
 }
 
