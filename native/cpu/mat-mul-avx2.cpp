@@ -30,8 +30,6 @@ struct MaddubsSums {
 };
 
 template <int R, int T>
-using TileQ8_0 = Q8Tile<MaddubsSums>::Kernel<R, T>;
-template <int R, int T>
 using TileQ8_0Stream = Q8Tile<MaddubsSums, true>::Kernel<R, T>;
 
 // One token against 8 packed Q8_0 rows (BlockQ8_0x8), the rows' scale products from one 8-wide

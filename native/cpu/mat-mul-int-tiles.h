@@ -142,8 +142,9 @@ void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* const* xs, const BlockQ8_0* y, co
 }
 
 // One token (decode) against nGroups groups: groups g and g + nGroups / 2 side by side (halfApart),
-// so the chunk is read as two streams, as Q8_0's file-layout decode reads its rows. Zen 3, 2 threads, builds alternating by process: Qwen2.5-0.5B Q4_0 decode
-// 79.7-87.7 -> 95.8-97.7 tok/s, TinyLlama Q4_0 ahead in 4 of 5 pairs (44.9-49.5 -> 46.9-60.8).
+// so the chunk is read as two streams, as Q8_0's file-layout decode reads its rows. Zen 3, 2
+// threads, builds alternating by process: Qwen2.5-0.5B Q4_0 decode 79.7-87.7 -> 95.8-97.7 tok/s,
+// TinyLlama Q4_0 ahead in 4 of 5 pairs (44.9-49.5 -> 46.9-60.8).
 template <typename Sums>
 void q4_0x8Decode(int64_t nb, int64_t nGroups, float* s, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums) {
   halfApart(

@@ -65,12 +65,6 @@ void preparePairs(const BlockQ8_K& yb, int t, Prepared* out) {
   out->dy[t] = _mm256_set1_ps(yb.d);
 }
 
-// The 8 sums of 32 values of a Q8_K block, as minsTerm and minsSum take them.
-inline __m128i sumsOf32(const BlockQ8_K& y) {
-  const __m256i bsums = load32(y.bsums);
-  return _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-}
-
 template <int T>
 void prepareScaleMin(const char* y, size_t yStride, int64_t nb, PreparedScaleMin<T>* out) {
   const __m256 signBit = _mm256_set1_ps(-0.0f);

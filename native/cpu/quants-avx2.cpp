@@ -39,12 +39,6 @@ float dotFloat(int64_t n, const T* x, const T* y) {
 
 float identity(float v) { return v; }
 
-// A Q8_K block's 8 sums of 32 values, from its sums of 16.
-__m128i sumsOf32(const BlockQ8_K& y) {
-  const __m256i bsums = load32(y.bsums);
-  return _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-}
-
 // The 8 mins of scalesMinsK4's bytes (sm[8..16)) widened to int16.
 __m128i minsOf(const uint8_t* sm) { return _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8))); }
 
@@ -321,13 +315,6 @@ void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y) {
 
 namespace {
 
-// One token's sumsOf32 per block, two blocks to a vector.
-void sumsOf32s(int64_t n, const char* y, __m256i* out) {
-  const BlockQ8_K* yb = reinterpret_cast<const BlockQ8_K*>(y);
-  __m128i* sums = reinterpret_cast<__m128i*>(out);
-  for (int64_t b = 0; b < n / QK_K; b++) _mm_store_si128(sums + b, sumsOf32(yb[b]));
-}
-
 // Q4_K, Q5_K and Q6_K for decode and for the few tokens that mat-mul-k-avx2.cpp's prepared tiles
 // leave over: one row x 4 tokens, then one token at a time.
 // Decode reads every K-quant one row at a time, one weight stream per thread, each block asked for
@@ -337,36 +324,37 @@ void sumsOf32s(int64_t n, const char* y, __m256i* out) {
 // process, TinyLlama Q6_K): 28.4-31.2 tok/s that way, 33.6-36.4 one row at a time 8 KB ahead,
 // 31.8-33.3 one row at a time asking for the next row (on Zen 5 that way 39.1 -> 38.4).
 // The tokens that go one at a time (every token of a decode step) are prepared once for all rows
-// (Tile<1>::prepare): Q4_K's and Q5_K's sums of 32 values, which each row's dot took again from
+// (where Tile<1>::kPrepares): Q4_K's and Q5_K's sums of 32 values, which each row's dot took again from
 // the token's sums of 16 (an extract and a horizontal add per block). Zen 3, TinyLlama decode,
 // steps alternating in one process: Q4_K 0.94-0.95 of the time, Q5_K 0.94. Q6_K's offset products
 // prepared the same way (8 of a block's 16 maddubs) made its kernel 1.11x from L2 but its decode
 // steps 1.01-1.04x slower, so Q6_K prepares nothing.
-constexpr int64_t kPreparedVectors = 256;  // 8 KB of stack: 3 tokens' sums of 32 for rows of up to 43520 values
+constexpr int64_t kPreparedBlocks = 512;  // 8 KB of stack: 3 tokens' sums of 32, rows of up to 43520 values
 template <template <int> class Tile>
 void rowTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
               size_t yStride) {
   const char* x = static_cast<const char*>(vx);
   const char* y = static_cast<const char*>(vy);
-  const int64_t t4 = nt / 4 * 4, per = Tile<1>::preparedVectors(n);
-  __m256i prepared[kPreparedVectors];
-  const bool fits = (nt - t4) * per <= kPreparedVectors;  // else each row's dot does it, the same way
+  const int64_t t4 = nt / 4 * 4, nb = n / QK_K;
+  __m128i prepared[kPreparedBlocks];
+  // Where they do not fit, each row's dot takes them itself, the same way.
+  const bool fits = Tile<1>::kPrepares && (nt - t4) * nb <= kPreparedBlocks;
   if (fits)
-    for (int64_t t = t4; t < nt; t++) Tile<1>::prepare(n, y + t * yStride, prepared + (t - t4) * per);
+    for (int64_t t = t4; t < nt; t++)
+      for (int64_t b = 0; b < nb; b++) prepared[(t - t4) * nb + b] = sumsOf32(reinterpret_cast<const BlockQ8_K*>(y + t * yStride)[b]);
   for (int64_t r = 0; r < nr; r++) {
     int64_t t = 0;
     for (; t < t4; t += 4) Tile<4>::run(n, s + t * ldS + r, ldS, x + r * xStride, y + t * yStride, yStride, nullptr);
-    for (; t < nt; t++) Tile<1>::run(n, s + t * ldS + r, ldS, x + r * xStride, y + t * yStride, yStride, fits ? prepared + (t - t4) * per : nullptr);
+    for (; t < nt; t++) Tile<1>::run(n, s + t * ldS + r, ldS, x + r * xStride, y + t * yStride, yStride, fits ? prepared + (t - t4) * nb : nullptr);
   }
 }
 
-// One row x T tokens; one token's prepared vectors (preparedVectors(n) of them, from prepare).
+// One row x T tokens; kPrepares: run takes one token's sums of 32 per block (or nullptr).
 template <typename Block, bool kFifthBit, int T>
 struct ScaleMinKTile {
-  static int64_t preparedVectors(int64_t n) { return (n / QK_K + 1) / 2; }
-  static void prepare(int64_t n, const char* y, __m256i* out) { sumsOf32s(n, y, out); }
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride, const __m256i* prepared) {
-    scaleMinKTile<Block, kFifthBit, T>(n, s, ldS, x, y, yStride, reinterpret_cast<const __m128i*>(prepared));
+  static constexpr bool kPrepares = true;
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride, const __m128i* sums32) {
+    scaleMinKTile<Block, kFifthBit, T>(n, s, ldS, x, y, yStride, sums32);
   }
 };
 template <int T>
@@ -375,9 +363,8 @@ template <int T>
 using Q5KTile = ScaleMinKTile<BlockQ5_K, true, T>;
 template <int T>
 struct Q6KTile {
-  static int64_t preparedVectors(int64_t) { return 0; }
-  static void prepare(int64_t, const char*, __m256i*) {}
-  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride, const __m256i*) {
+  static constexpr bool kPrepares = false;
+  static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride, const __m128i*) {
     q6KTile<T>(n, s, ldS, x, y, yStride);
   }
 };

@@ -123,6 +123,13 @@ static inline float bf16(bf16_t h) {
 }
 
 static inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// A Q8_K block's 8 sums of 32 values (int16), from its sums of 16: what the Q4_K and Q5_K mins
+// terms multiply.
+static inline __m128i sumsOf32(const BlockQ8_K& y) {
+  const __m256i bsums = load32(y.bsums);
+  return _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+}
 static inline __m256 loadF32(const float* p) { return _mm256_loadu_ps(p); }
 static inline __m256 loadF16(const fp16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 static inline __m256 loadBf16(const bf16_t* p) {
