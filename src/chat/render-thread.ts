@@ -68,7 +68,11 @@ class RenderThread {
     // None of the process's own Node flags: some (--input-type, --eval) stop a worker from starting.
     const worker = new Worker(WORKER_PATH!, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: RENDER_HEAP_MB } });
     worker.on('message', (reply: RenderReply) => this.settle(reply));
+    // Both only for the current worker: one already failed (its job past MAX_TEMPLATE_MS, say) can
+    // still report running out of heap while it is terminated, and that must not fail the next
+    // job, which a fresh worker has taken.
     worker.on('error', (err: Error & { code?: string }) => {
+      if (this.worker !== worker) return;
       this.fail(err.code === 'ERR_WORKER_OUT_OF_MEMORY'
         ? new TemplateLimitError('the render thread\'s memory', `${RENDER_HEAP_MB} MB`)
         : new TemplateLimitError('the render thread', err.message));
