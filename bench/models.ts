@@ -1,5 +1,5 @@
 // `npm run bench -- models [--out DIR] [--model NAME,...] [--type T,...] [--force]`: writes
-// synthetic GGUF files of real model shapes (TinyLlama-1.1B, Qwen2.5-0.5B) with deterministic
+// synthetic GGUF files of real model shapes (TinyLlama-1.1B, Qwen2.5-0.5B, Qwen3-0.6B) with deterministic
 // random weights and a valid synthetic tokenizer, for the kernel and end-to-end benches. Speed does
 // not depend on the weights' values, so these stand in for the real downloads, and kiln and
 // llama.cpp can both load them.
@@ -18,12 +18,14 @@ export interface ModelShape {
   name: string;
   /** What it stands in for. */
   title: string;
-  architecture: 'llama' | 'qwen2';
+  architecture: 'llama' | 'qwen2' | 'qwen3';
   dim: number;
   nLayers: number;
   ffnDim: number;
   nHeads: number;
   nKvHeads: number;
+  /** Per-head width where it is not dim / nHeads (Qwen3: 128 for every size). */
+  headDim?: number;
   vocab: number;
   contextLength: number;
   ropeBase: number;
@@ -33,6 +35,8 @@ export interface ModelShape {
   /** The output projection is the token embedding (no output.weight). */
   tiedEmbeddings: boolean;
   qkvBias: boolean;
+  /** RMSNorm of each query and key head before RoPE (Qwen3). */
+  qkNorm?: boolean;
 }
 
 export const SHAPES: Record<string, ModelShape> = {
@@ -46,11 +50,21 @@ export const SHAPES: Record<string, ModelShape> = {
     nHeads: 14, nKvHeads: 2, vocab: 151936, contextLength: 32768, ropeBase: 1000000, rmsEps: 1e-6,
     tokenizer: 'bpe', tiedEmbeddings: true, qkvBias: true,
   },
+  qwen3: {
+    name: 'qwen3-0.6b', title: 'Qwen3-0.6B', architecture: 'qwen3', dim: 1024, nLayers: 28, ffnDim: 3072,
+    nHeads: 16, nKvHeads: 8, headDim: 128, vocab: 151936, contextLength: 40960, ropeBase: 1000000, rmsEps: 1e-6,
+    tokenizer: 'bpe', tiedEmbeddings: true, qkvBias: false, qkNorm: true,
+  },
 };
+
+function headDimOf(shape: ModelShape): number {
+  return shape.headDim ?? shape.dim / shape.nHeads;
+}
 
 /** Weight types of the bench files, with llama.cpp's `general.file_type` for each. */
 export const BENCH_TYPES: Record<string, { type: GgmlType; fileType: number }> = {
   f16: { type: GgmlType.F16, fileType: 1 },
+  bf16: { type: GgmlType.BF16, fileType: 32 },
   q8_0: { type: GgmlType.Q8_0, fileType: 7 },
   q4_0: { type: GgmlType.Q4_0, fileType: 2 },
   q4_k: { type: GgmlType.Q4_K, fileType: 14 },
@@ -140,7 +154,7 @@ function vector(name: string, n: number, center: number, range: number): Streame
 
 function tensorsOf(shape: ModelShape, type: GgmlType): StreamedTensor[] {
   const { dim, ffnDim, vocab } = shape;
-  const headDim = dim / shape.nHeads;
+  const headDim = headDimOf(shape);
   const qDim = shape.nHeads * headDim;
   const kvDim = shape.nKvHeads * headDim;
   const matrix = (name: string, cols: number, rows: number) => randomMatrix(name, cols, rows, matrixType(type, cols));
@@ -155,6 +169,10 @@ function tensorsOf(shape: ModelShape, type: GgmlType): StreamedTensor[] {
       out.push(vector(`${p}.attn_q.bias`, qDim, 0, 0.1));
       out.push(vector(`${p}.attn_k.bias`, kvDim, 0, 0.1));
       out.push(vector(`${p}.attn_v.bias`, kvDim, 0, 0.1));
+    }
+    if (shape.qkNorm) {
+      out.push(vector(`${p}.attn_q_norm.weight`, headDim, 1, 0.1));
+      out.push(vector(`${p}.attn_k_norm.weight`, headDim, 1, 0.1));
     }
     out.push(matrix(`${p}.attn_output.weight`, qDim, dim));
     out.push(vector(`${p}.ffn_norm.weight`, dim, 1, 0.1));
@@ -255,7 +273,7 @@ function bpeVocabulary(size: number): Metadata {
 
 function metadataOf(shape: ModelShape, typeName: string): Metadata {
   const a = shape.architecture;
-  const headDim = shape.dim / shape.nHeads;
+  const headDim = headDimOf(shape);
   return [
     { key: 'general.architecture', type: GgufValueType.STRING, value: a },
     { key: 'general.name', type: GgufValueType.STRING, value: `${shape.title} (synthetic, kiln bench)` },
@@ -265,6 +283,10 @@ function metadataOf(shape: ModelShape, typeName: string): Metadata {
     { key: `${a}.block_count`, type: GgufValueType.UINT32, value: shape.nLayers },
     { key: `${a}.feed_forward_length`, type: GgufValueType.UINT32, value: shape.ffnDim },
     { key: `${a}.rope.dimension_count`, type: GgufValueType.UINT32, value: headDim },
+    ...(shape.headDim === undefined ? [] : [
+      { key: `${a}.attention.key_length`, type: GgufValueType.UINT32, value: headDim },
+      { key: `${a}.attention.value_length`, type: GgufValueType.UINT32, value: headDim },
+    ] satisfies Metadata),
     { key: `${a}.attention.head_count`, type: GgufValueType.UINT32, value: shape.nHeads },
     { key: `${a}.attention.head_count_kv`, type: GgufValueType.UINT32, value: shape.nKvHeads },
     { key: `${a}.attention.layer_norm_rms_epsilon`, type: GgufValueType.FLOAT32, value: shape.rmsEps },
