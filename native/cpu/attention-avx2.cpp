@@ -115,10 +115,29 @@ constexpr int kBlock = kAttentionBlock;
 // Below this many query heads per KV head, attendOne per query costs less (the lanes go unused).
 constexpr int kMinGroup = 4;
 
-// K*Q of 8 query lanes against positions [0, n): scores[8j + l] = q_l . k_j * scale, each in
-// attendOne's order, and the lanes' largest scores.
+// Up to 8 queries that read one KV head, one per float lane: query l attends to positions
+// [0, n[l]). Either query heads of one token that share the KV head (n the same for all), or, where
+// fewer heads share one, those heads of consecutive tokens (n differs). Lanes past nq repeat the
+// last query.
+struct QueryLanes {
+  const float* q[kLanes];
+  float* out[kLanes];
+  int32_t n[kLanes];
+  int nq;
+  int64_t nMin, nMax;  // the shortest and longest n
+};
+
+// Lanes whose query is past position j (its scores there are masked: -inf, then exp 0).
+inline __m256 lanesPast(const int32_t* n, int64_t j) {
+  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(n)), _mm256_set1_epi32((int32_t)j)));
+}
+
+// K*Q of 8 query lanes against positions [0, L.nMax): scores[8j + l] = q_l . k_j * scale, each in
+// attendOne's order (-inf at positions j >= n[l]), and the lanes' largest scores.
 template <typename T, int kHeadDim = 0>
-__m256 groupScores(const float* const* ql, const T* k, int64_t n, int64_t stride, int headDimArg, float scale, float* scores) {
+__m256 groupScores(const QueryLanes& L, const T* k, int64_t stride, int headDimArg, float scale, float* scores) {
+  const float* const* ql = L.q;
+  const int64_t n = L.nMax;
   const int headDim = kHeadDim ? kHeadDim : headDimArg;
   const int np = headDim & ~31;
   // The queries' last headDim % 32 values, transposed for lane-wise FMAs.
@@ -145,7 +164,8 @@ __m256 groupScores(const float* const* ql, const T* k, int64_t n, int64_t stride
       }
       __m256 dots = laneDots(a);
       for (int i = np; i < headDim; i++) dots = _mm256_fmadd_ps(_mm256_set1_ps(loadOneAny(kj + i)), _mm256_load_ps(tail + (i - np) * kLanes), dots);
-      const __m256 s = _mm256_mul_ps(dots, vscale);
+      __m256 s = _mm256_mul_ps(dots, vscale);
+      if (j0 + jj >= L.nMin) s = _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), s, lanesPast(L.n, j0 + jj));
       _mm256_storeu_ps(scores + (j0 + jj) * kLanes, s);
       vmax = _mm256_max_ps(s, vmax);  // s > max ? s : max, as attendOne
     }
@@ -154,14 +174,17 @@ __m256 groupScores(const float* const* ql, const T* k, int64_t n, int64_t stride
 }
 
 // Softmax of the 8 lanes' scores in place: each query's eight consecutive exps summed in hsum's
-// order is the same tree of lane-wise adds over 8 rows; the padding rows past n are zeros.
-void groupSoftmax(float* scores, int64_t n, __m256 vmax) {
+// order is the same tree of lane-wise adds over 8 rows; a lane's positions past its n are zeros, as
+// attendOne pads its last eight (the blocks wholly past it add 0.0 to the sum, which keeps it).
+void groupSoftmax(const QueryLanes& L, float* scores, __m256 vmax) {
+  const int64_t n = L.nMax;
   const int64_t n8 = (n + 7) / 8 * 8;
   __m256d sumLo = _mm256_setzero_pd(), sumHi = _mm256_setzero_pd();
   for (int64_t j0 = 0; j0 < n8; j0 += 8) {
     __m256 e[8];
     for (int l = 0; l < 8; l++) {
       e[l] = j0 + l < n ? expGgml(_mm256_sub_ps(_mm256_loadu_ps(scores + (j0 + l) * kLanes), vmax)) : _mm256_setzero_ps();
+      if (j0 + l >= L.nMin && j0 + l < n) e[l] = _mm256_and_ps(e[l], lanesPast(L.n, j0 + l));
       _mm256_storeu_ps(scores + (j0 + l) * kLanes, e[l]);
     }
     const __m256 block = sumRows(e);
@@ -177,9 +200,10 @@ void groupSoftmax(float* scores, int64_t n, __m256 vmax) {
 // acc: 64 * headDim floats. kHeadDim, where given, is headDim known when
 // compiling (see attendGroup).
 template <typename T, int kHeadDim = 0>
-void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t stride, int headDimArg, float* acc,
-                 float* out, int64_t outStride) {
+void groupValues(const QueryLanes& L, const float* scores, const T* v, int64_t stride, int headDimArg, float* acc) {
   const int headDim = kHeadDim ? kHeadDim : headDimArg;
+  const int nq = L.nq;
+  const int64_t n = L.nMax;
   const int d8 = headDim / 8 * 8;
   float lanes[kLanes][8 * 8] = {};  // the last headDim % 8 outputs' lanes, per query
   for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
@@ -193,17 +217,27 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
       for (int d = 0; d < d8; d += 8) {
         __m256 a[kLanes];
         for (int l = 0; l < kLanes; l++) a[l] = j0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + (l * 8 + m) * d8 + d);
-        for (int64_t j = j0 + m; j < j1; j += 8) {
+        const int64_t jAll = j1 < L.nMin ? j1 : L.nMin;
+        int64_t j = j0 + m;
+        for (; j < jAll; j += 8) {
           const __m256 vj = loadAny(v + j * stride + d);
           for (int l = 0; l < kLanes; l++) a[l] = _mm256_fmadd_ps(vj, _mm256_broadcast_ss(scores + j * kLanes + l), a[l]);
+        }
+        // Positions some lanes are past: those lanes skip them (adding 0 * v could turn a -0 sum to
+        // +0, or meet a value that is not finite).
+        for (; j < j1; j += 8) {
+          const __m256 vj = loadAny(v + j * stride + d);
+          for (int l = 0; l < kLanes; l++)
+            if (j < L.n[l]) a[l] = _mm256_fmadd_ps(vj, _mm256_broadcast_ss(scores + j * kLanes + l), a[l]);
         }
         for (int l = 0; l < kLanes; l++) _mm256_storeu_ps(acc + (l * 8 + m) * d8 + d, a[l]);
       }
     }
     for (int l = 0; l < nq; l++) {
       const float* sl = scores + l;
+      const int64_t jl = j1 < L.n[l] ? j1 : L.n[l];
       for (int d = d8; d < headDim; d++)
-        for (int64_t j = j0; j < j1; j++) {
+        for (int64_t j = j0; j < jl; j++) {
           float& lane = lanes[l][(d - d8) * 8 + j % 8];
           lane = fmaSingle(loadOneAny(v + j * stride + d), sl[j * kLanes], lane);
         }
@@ -211,7 +245,7 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
   }
   for (int l = 0; l < nq; l++) {
     const float* al = acc + l * 8 * d8;
-    float* o = out + l * outStride;
+    float* o = L.out[l];
     for (int d = 0; d < d8; d += 8) {
       __m256 a[8];
       for (int m = 0; m < 8; m++) a[m] = _mm256_loadu_ps(al + m * d8 + d);
@@ -221,30 +255,29 @@ void groupValues(const float* scores, int nq, const T* v, int64_t n, int64_t str
   }
 }
 
-// nq (1..8) query heads of one token that share a KV head, rows qStride apart, each bit for bit as
-// attendOne computes it. Lane l holds query l (lanes past nq repeat the last query). Scores are
-// kept transposed, scores[8j + l], so that each step that attendOne does on one query's 8
-// consecutive positions (the dot product's horizontal sum, the softmax's block sums) is the same
-// sequence of lane-wise operations on 8 rows here. With AVX-512 and head sizes that are whole
-// steps of 32, the products and the values run on 512-bit vectors (attention-avx512.cpp), in the
-// same order. scratch: attentionScratchFloats floats.
+// The lanes' queries (see QueryLanes), each bit for bit as attendOne computes it. Scores are kept
+// transposed, scores[8j + l], so that each step that attendOne does on one query's 8 consecutive
+// positions (the dot product's horizontal sum, the softmax's block sums) is the same sequence of
+// lane-wise operations on 8 rows here. With AVX-512 and head sizes that are whole steps of 32, the
+// heads of one token run their products and values on 512-bit vectors (attention-avx512.cpp), in
+// the same order; lanes of several tokens (other lengths, outputs not one row) take the 256-bit
+// kernels. scratch: attentionScratchFloats floats.
 template <typename T>
-void attendGroup(const float* q, int64_t qStride, int nq, const T* k, const T* v, int64_t n, int64_t stride, int headDim,
-                 float scale, float* scratch, float* out, int64_t outStride) {
+void attendGroup(const QueryLanes& L, const T* k, const T* v, int64_t stride, int headDim, float scale, float* scratch) {
   float* scores = scratch;
-  float* rows = scores + kLanes * ((n + 7) / 8 * 8);  // (kBlock, headDim): the AVX-512 kernels' widened blocks
-  float* acc = rows + kBlock * headDim;                // per query: 8 rows of headDim accumulators
-  const float* ql[kLanes];
-  for (int l = 0; l < kLanes; l++) ql[l] = q + (l < nq ? l : nq - 1) * qStride;
-  if (useAvx512() && headDim % 32 == 0) {
-    groupSoftmax(scores, n, groupScores_avx512(ql, k, n, stride, headDim, scale, scores, rows));
-    groupValues_avx512(scores, nq, v, n, stride, headDim, rows, acc, out, outStride);
+  float* rows = scores + kLanes * ((L.nMax + 7) / 8 * 8);  // (kBlock, headDim): the AVX-512 kernels' widened blocks
+  float* acc = rows + kBlock * headDim;                     // per query: 8 rows of headDim accumulators
+  bool oneRow = L.nMin == L.nMax;
+  for (int l = 1; l < L.nq; l++) oneRow = oneRow && L.out[l] == L.out[0] + (int64_t)l * headDim;
+  if (oneRow && useAvx512() && headDim % 32 == 0) {
+    groupSoftmax(L, scores, groupScores_avx512(L.q, k, L.nMax, stride, headDim, scale, scores, rows));
+    groupValues_avx512(scores, L.nq, v, L.nMax, stride, headDim, rows, acc, L.out[0], headDim);
     return;
   }
   byHeadDim(headDim, [&](auto known) {
     constexpr int kHeadDim = decltype(known)::value;
-    groupSoftmax(scores, n, groupScores<T, kHeadDim>(ql, k, n, stride, headDim, scale, scores));
-    groupValues<T, kHeadDim>(scores, nq, v, n, stride, headDim, acc, out, outStride);
+    groupSoftmax(L, scores, groupScores<T, kHeadDim>(L, k, stride, headDim, scale, scores));
+    groupValues<T, kHeadDim>(L, scores, v, stride, headDim, acc);
   });
 }
 
@@ -275,46 +308,63 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
   const int64_t qWidth = (int64_t)p.nHeads * p.headDim;
   const int group = p.nHeads / p.nKvHeads;
   float* part = scratch + (int64_t)ith * attentionScratchFloats(kv.capacity, p.headDim);
-  auto kvAt = [&](int h) { return (int64_t)(h / group) * p.headDim; };
-  if (group < kMinGroup) {
-    int64_t r0, r1;
-    splitRange(nTokens * p.nHeads, ith, nth, &r0, &r1);
-    if (r0 < r1) prefetchFirstRows(kv, (int64_t)positions[r0 / p.nHeads] + 1, kvWidth);
-    for (int64_t r = r0; r < r1; r++) {
-      const int64_t t = r / p.nHeads;
-      const int h = (int)(r % p.nHeads);
-      const float* qh = q + t * qWidth + (int64_t)h * p.headDim;
-      float* oh = out + t * qWidth + (int64_t)h * p.headDim;
-      const int64_t n = (int64_t)positions[t] + 1;
-      if (kv.type == GgmlType::F16) {
-        attendOne<fp16_t>(qh, static_cast<const fp16_t*>(kv.k) + kvAt(h), static_cast<const fp16_t*>(kv.v) + kvAt(h), n,
-                                               kvWidth, p.headDim, p.scale, part, oh);
-      } else {
-        attendOne<float>(qh, static_cast<const float*>(kv.k) + kvAt(h), static_cast<const float*>(kv.v) + kvAt(h), n,
-                                              kvWidth, p.headDim, p.scale, part, oh);
-      }
-    }
-    return;
-  }
-  // Units of up to 8 heads sharing a KV head, for one token.
-  const int perKv = (group + kLanes - 1) / kLanes;
+  const bool f16 = kv.type == GgmlType::F16;
+  const void* k0 = kv.k;
+  const void* v0 = kv.v;
+  auto kvAt = [&](int g) { return (int64_t)g * p.headDim; };
+  // A unit is up to 8 queries that read one KV head. Where at least kMinGroup heads share a KV
+  // head, a unit is up to 8 of them, of one token. Where fewer do (Qwen3: 2), a unit is those heads
+  // of up to 8 / group consecutive tokens, so the lanes are still full. Qwen3-0.6B Q8_0, a 512-token
+  // prefill on Zen 3 with 2 threads: attention 1.41-1.50 s -> 0.51-0.59 s, the prefill 99-103 ->
+  // 118-137 tok/s. A unit with fewer queries than kMinGroup (a decode step's heads) goes query by
+  // query through attendOne.
+  const int perKv = group >= kMinGroup ? (group + kLanes - 1) / kLanes : 1;
+  const int tokensPerUnit = group >= kMinGroup ? 1 : kLanes / group;
+  const int64_t tokenUnits = (nTokens + tokensPerUnit - 1) / tokensPerUnit;
+  const int64_t units = tokenUnits * p.nKvHeads * perKv;
   int64_t u0, u1;
-  splitRange(nTokens * p.nKvHeads * perKv, ith, nth, &u0, &u1);
-  if (u0 < u1) prefetchFirstRows(kv, (int64_t)positions[u0 / (p.nKvHeads * perKv)] + 1, kvWidth);
+  splitRange(units, ith, nth, &u0, &u1);
+  if (u0 < u1) prefetchFirstRows(kv, (int64_t)positions[u0 / (p.nKvHeads * perKv) * tokensPerUnit] + 1, kvWidth);
   for (int64_t u = u0; u < u1; u++) {
-    const int64_t t = u / (p.nKvHeads * perKv);
+    const int64_t t0 = u / (p.nKvHeads * perKv) * tokensPerUnit;
     const int g = (int)(u / perKv % p.nKvHeads), sub = (int)(u % perKv);
-    const int h = g * group + sub * kLanes;
-    const int nq = group - sub * kLanes < kLanes ? group - sub * kLanes : kLanes;
-    const float* qh = q + t * qWidth + (int64_t)h * p.headDim;
-    float* oh = out + t * qWidth + (int64_t)h * p.headDim;
-    const int64_t n = (int64_t)positions[t] + 1;
-    if (kv.type == GgmlType::F16) {
-      attendGroup(qh, p.headDim, nq, static_cast<const fp16_t*>(kv.k) + kvAt(h), static_cast<const fp16_t*>(kv.v) + kvAt(h), n, kvWidth,
-                  p.headDim, p.scale, part, oh, p.headDim);
+    const int64_t tEnd = t0 + tokensPerUnit < nTokens ? t0 + tokensPerUnit : nTokens;
+    const int h0 = g * group + sub * kLanes;
+    const int heads = group >= kMinGroup ? (group - sub * kLanes < kLanes ? group - sub * kLanes : kLanes) : group;
+    QueryLanes L;
+    L.nq = 0;
+    L.nMin = INT64_MAX;
+    L.nMax = 0;
+    for (int64_t t = t0; t < tEnd; t++)
+      for (int h = h0; h < h0 + heads; h++) {
+        L.q[L.nq] = q + t * qWidth + (int64_t)h * p.headDim;
+        L.out[L.nq] = out + t * qWidth + (int64_t)h * p.headDim;
+        L.n[L.nq] = positions[t] + 1;
+        L.nMin = L.n[L.nq] < L.nMin ? L.n[L.nq] : L.nMin;
+        L.nMax = L.n[L.nq] > L.nMax ? L.n[L.nq] : L.nMax;
+        L.nq++;
+      }
+    if (L.nq < kMinGroup) {
+      for (int l = 0; l < L.nq; l++) {
+        if (f16) {
+          attendOne<fp16_t>(L.q[l], static_cast<const fp16_t*>(k0) + kvAt(g), static_cast<const fp16_t*>(v0) + kvAt(g), L.n[l], kvWidth,
+                            p.headDim, p.scale, part, L.out[l]);
+        } else {
+          attendOne<float>(L.q[l], static_cast<const float*>(k0) + kvAt(g), static_cast<const float*>(v0) + kvAt(g), L.n[l], kvWidth,
+                           p.headDim, p.scale, part, L.out[l]);
+        }
+      }
+      continue;
+    }
+    for (int l = L.nq; l < kLanes; l++) {
+      L.q[l] = L.q[L.nq - 1];
+      L.out[l] = L.out[L.nq - 1];
+      L.n[l] = L.n[L.nq - 1];
+    }
+    if (f16) {
+      attendGroup(L, static_cast<const fp16_t*>(k0) + kvAt(g), static_cast<const fp16_t*>(v0) + kvAt(g), kvWidth, p.headDim, p.scale, part);
     } else {
-      attendGroup(qh, p.headDim, nq, static_cast<const float*>(kv.k) + kvAt(h), static_cast<const float*>(kv.v) + kvAt(h), n, kvWidth,
-                  p.headDim, p.scale, part, oh, p.headDim);
+      attendGroup(L, static_cast<const float*>(k0) + kvAt(g), static_cast<const float*>(v0) + kvAt(g), kvWidth, p.headDim, p.scale, part);
     }
   }
 }
