@@ -1,5 +1,5 @@
 // `npm run bench -- models [--out DIR] [--model NAME,...] [--type T,...] [--force]`: writes
-// synthetic GGUF files of real model shapes (TinyLlama-1.1B, Qwen2.5-0.5B, Qwen3-0.6B) with deterministic
+// synthetic GGUF files of real model shapes (TinyLlama-1.1B, Llama-3.2-1B, Qwen2.5-0.5B, Qwen3-0.6B) with deterministic
 // random weights and a valid synthetic tokenizer, for the kernel and end-to-end benches. Speed does
 // not depend on the weights' values, so these stand in for the real downloads, and kiln and
 // llama.cpp can both load them.
@@ -30,8 +30,8 @@ export interface ModelShape {
   contextLength: number;
   ropeBase: number;
   rmsEps: number;
-  /** SentencePiece (llama) or byte-level BPE (gpt2, Qwen2 pre-tokenizer). */
-  tokenizer: 'spm' | 'bpe';
+  /** SentencePiece (llama), or byte-level BPE (gpt2) with Qwen2's or Llama 3's pre-tokenizer and special tokens. */
+  tokenizer: 'spm' | 'bpe' | 'llama-bpe';
   /** The output projection is the token embedding (no output.weight). */
   tiedEmbeddings: boolean;
   qkvBias: boolean;
@@ -44,6 +44,11 @@ export const SHAPES: Record<string, ModelShape> = {
     name: 'tinyllama-1.1b', title: 'TinyLlama-1.1B', architecture: 'llama', dim: 2048, nLayers: 22, ffnDim: 5632,
     nHeads: 32, nKvHeads: 4, vocab: 32000, contextLength: 2048, ropeBase: 10000, rmsEps: 1e-5,
     tokenizer: 'spm', tiedEmbeddings: false, qkvBias: false,
+  },
+  llama3: {
+    name: 'llama-3.2-1b', title: 'Llama-3.2-1B', architecture: 'llama', dim: 2048, nLayers: 16, ffnDim: 8192,
+    nHeads: 32, nKvHeads: 8, vocab: 128256, contextLength: 131072, ropeBase: 500000, rmsEps: 1e-5,
+    tokenizer: 'llama-bpe', tiedEmbeddings: true, qkvBias: false,
   },
   qwen2: {
     name: 'qwen2.5-0.5b', title: 'Qwen2.5-0.5B', architecture: 'qwen2', dim: 896, nLayers: 24, ffnDim: 4864,
@@ -231,13 +236,17 @@ function byteLevelAlphabet(): string[] {
 }
 
 /**
- * A Qwen2-style byte-level BPE vocabulary: the 256 byte symbols, tokens made by random merges
- * (each merge's parts are earlier tokens, so the merge list is valid), Qwen's control tokens, then
- * padding entries up to the embedding's row count, as Qwen2.5's GGUF files have.
+ * A byte-level BPE vocabulary: the 256 byte symbols, tokens made by random merges (each merge's
+ * parts are earlier tokens, so the merge list is valid), then control tokens. Qwen2-style: Qwen's
+ * control tokens, then padding entries up to the embedding's row count, as Qwen2.5's GGUF files
+ * have. Llama 3-style: 128000 regular tokens, then 256 control tokens (<|begin_of_text|> first).
  */
-function bpeVocabulary(size: number): Metadata {
-  const specials = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
-  const regular = size - 293; // Qwen2.5: 151643 regular tokens, then 22 added tokens, then padding
+function bpeVocabulary(size: number, llama3: boolean): Metadata {
+  // Qwen2.5: 151643 regular tokens, then 22 added tokens, then padding.
+  const regular = llama3 ? 128000 : size - 293;
+  const specials = llama3
+    ? ['<|begin_of_text|>', '<|end_of_text|>', ...Array.from({ length: size - regular - 2 }, (_, i) => `<|reserved_special_token_${i}|>`)]
+    : ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
   const tokens = byteLevelAlphabet();
   const seen = new Set(tokens);
   const merges: string[] = [];
@@ -260,14 +269,14 @@ function bpeVocabulary(size: number): Metadata {
   while (tokens.length < size) { tokens.push(`[PAD${tokens.length}]`); types.push(TokenType.UNUSED); }
   return [
     { key: 'tokenizer.ggml.model', type: GgufValueType.STRING, value: 'gpt2' },
-    { key: 'tokenizer.ggml.pre', type: GgufValueType.STRING, value: 'qwen2' },
+    { key: 'tokenizer.ggml.pre', type: GgufValueType.STRING, value: llama3 ? 'llama-bpe' : 'qwen2' },
     { key: 'tokenizer.ggml.tokens', type: GgufValueType.ARRAY, elementType: GgufValueType.STRING, value: tokens },
     { key: 'tokenizer.ggml.token_type', type: GgufValueType.ARRAY, elementType: GgufValueType.INT32, value: Int32Array.from(types) },
     { key: 'tokenizer.ggml.merges', type: GgufValueType.ARRAY, elementType: GgufValueType.STRING, value: merges },
     { key: 'tokenizer.ggml.bos_token_id', type: GgufValueType.UINT32, value: regular },
-    { key: 'tokenizer.ggml.eos_token_id', type: GgufValueType.UINT32, value: regular },
-    { key: 'tokenizer.ggml.padding_token_id', type: GgufValueType.UINT32, value: regular },
-    { key: 'tokenizer.ggml.add_bos_token', type: GgufValueType.BOOL, value: false },
+    { key: 'tokenizer.ggml.eos_token_id', type: GgufValueType.UINT32, value: llama3 ? regular + 1 : regular },
+    ...(llama3 ? [] : [{ key: 'tokenizer.ggml.padding_token_id', type: GgufValueType.UINT32, value: regular }] satisfies Metadata),
+    { key: 'tokenizer.ggml.add_bos_token', type: GgufValueType.BOOL, value: llama3 },
   ];
 }
 
@@ -291,7 +300,7 @@ function metadataOf(shape: ModelShape, typeName: string): Metadata {
     { key: `${a}.attention.head_count_kv`, type: GgufValueType.UINT32, value: shape.nKvHeads },
     { key: `${a}.attention.layer_norm_rms_epsilon`, type: GgufValueType.FLOAT32, value: shape.rmsEps },
     { key: `${a}.rope.freq_base`, type: GgufValueType.FLOAT32, value: shape.ropeBase },
-    ...(shape.tokenizer === 'spm' ? spmVocabulary(shape.vocab) : bpeVocabulary(shape.vocab)),
+    ...(shape.tokenizer === 'spm' ? spmVocabulary(shape.vocab) : bpeVocabulary(shape.vocab, shape.tokenizer === 'llama-bpe')),
   ];
 }
 

@@ -109,10 +109,10 @@ void attendOne(const float* q, const T* k, const T* v, int64_t n, int64_t stride
   }
 }
 
-// Query heads one attendGroup call takes: the float lanes.
+// Queries one attendGroup call takes: the float lanes.
 constexpr int kLanes = kAttentionLanes;
 constexpr int kBlock = kAttentionBlock;
-// Below this many query heads per KV head, attendOne per query costs less (the lanes go unused).
+// Below this many queries for one KV head, attendOne per query costs less (the lanes go unused).
 constexpr int kMinGroup = 4;
 
 // Up to 8 queries that read one KV head, one per float lane: query l attends to positions
@@ -312,14 +312,14 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
   const void* k0 = kv.k;
   const void* v0 = kv.v;
   auto kvAt = [&](int g) { return (int64_t)g * p.headDim; };
-  // A unit is up to 8 queries that read one KV head. Where at least kMinGroup heads share a KV
-  // head, a unit is up to 8 of them, of one token. Where fewer do (Qwen3: 2), a unit is those heads
-  // of up to 8 / group consecutive tokens, so the lanes are still full. Qwen3-0.6B Q8_0, a 512-token
+  // A unit is up to 8 queries that read one KV head: up to 8 of the heads that share it, of one
+  // token, or, where fewer than 8 share one (Qwen3: 2, Llama 3 and Mistral: 4), those heads of
+  // 8 / group consecutive tokens, so that a prefill fills the lanes. Qwen3-0.6B Q8_0, a 512-token
   // prefill on Zen 3 with 2 threads: attention 1.41-1.50 s -> 0.51-0.59 s, the prefill 99-103 ->
-  // 118-137 tok/s. A unit with fewer queries than kMinGroup (a decode step's heads) goes query by
-  // query through attendOne.
-  const int perKv = group >= kMinGroup ? (group + kLanes - 1) / kLanes : 1;
-  const int tokensPerUnit = group >= kMinGroup ? 1 : kLanes / group;
+  // 118-137 tok/s. A unit with fewer queries than kMinGroup (a decode step's heads where fewer
+  // than 4 share one) goes query by query through attendOne.
+  const int perKv = (group + kLanes - 1) / kLanes;
+  const int tokensPerUnit = group < kLanes ? kLanes / group : 1;
   const int64_t tokenUnits = (nTokens + tokensPerUnit - 1) / tokensPerUnit;
   const int64_t units = tokenUnits * p.nKvHeads * perKv;
   int64_t u0, u1;
@@ -330,7 +330,7 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
     const int g = (int)(u / perKv % p.nKvHeads), sub = (int)(u % perKv);
     const int64_t tEnd = t0 + tokensPerUnit < nTokens ? t0 + tokensPerUnit : nTokens;
     const int h0 = g * group + sub * kLanes;
-    const int heads = group >= kMinGroup ? (group - sub * kLanes < kLanes ? group - sub * kLanes : kLanes) : group;
+    const int heads = group - sub * kLanes < kLanes ? group - sub * kLanes : kLanes;
     QueryLanes L;
     L.nq = 0;
     L.nMin = INT64_MAX;
