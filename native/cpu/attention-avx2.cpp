@@ -1,7 +1,9 @@
 // Attention with AVX2 + FMA + F16C (attentionRows_avx2), bit for bit as the scalar definition in
-// ops.cpp (llama.cpp's order). Query heads that share a KV head go through together: their keys and
-// values are read (and widened) once for all of them, and the horizontal steps (the dot products' final sums,
-// the softmax) run for eight queries at once, one per float lane, in each query's own order.
+// ops.cpp (llama.cpp's order). Queries that read one KV head go through together (the query heads
+// that share it, and in a prefill those of consecutive tokens: see attentionRows_avx2): their keys
+// and values are read (and widened) once for all of them, and the horizontal steps (the dot
+// products' final sums, the softmax) run for eight queries at once, one per float lane, in each
+// query's own order.
 // Compiled with -mavx2 -mfma -mf16c (see quants.h on inline functions).
 #include <cmath>
 #include <cstdint>
@@ -309,8 +311,6 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
   const int group = p.nHeads / p.nKvHeads;
   float* part = scratch + (int64_t)ith * attentionScratchFloats(kv.capacity, p.headDim);
   const bool f16 = kv.type == GgmlType::F16;
-  const void* k0 = kv.k;
-  const void* v0 = kv.v;
   auto kvAt = [&](int g) { return (int64_t)g * p.headDim; };
   // A unit is up to 8 queries that read one KV head: up to 8 of the heads that share it, of one
   // token, or, where fewer than 8 share one (Qwen3: 2, Llama 3 and Mistral: 4), those heads of
@@ -347,10 +347,10 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
     if (L.nq < kMinGroup) {
       for (int l = 0; l < L.nq; l++) {
         if (f16) {
-          attendOne<fp16_t>(L.q[l], static_cast<const fp16_t*>(k0) + kvAt(g), static_cast<const fp16_t*>(v0) + kvAt(g), L.n[l], kvWidth,
+          attendOne<fp16_t>(L.q[l], static_cast<const fp16_t*>(kv.k) + kvAt(g), static_cast<const fp16_t*>(kv.v) + kvAt(g), L.n[l], kvWidth,
                             p.headDim, p.scale, part, L.out[l]);
         } else {
-          attendOne<float>(L.q[l], static_cast<const float*>(k0) + kvAt(g), static_cast<const float*>(v0) + kvAt(g), L.n[l], kvWidth,
+          attendOne<float>(L.q[l], static_cast<const float*>(kv.k) + kvAt(g), static_cast<const float*>(kv.v) + kvAt(g), L.n[l], kvWidth,
                            p.headDim, p.scale, part, L.out[l]);
         }
       }
@@ -362,9 +362,9 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
       L.n[l] = L.n[L.nq - 1];
     }
     if (f16) {
-      attendGroup(L, static_cast<const fp16_t*>(k0) + kvAt(g), static_cast<const fp16_t*>(v0) + kvAt(g), kvWidth, p.headDim, p.scale, part);
+      attendGroup(L, static_cast<const fp16_t*>(kv.k) + kvAt(g), static_cast<const fp16_t*>(kv.v) + kvAt(g), kvWidth, p.headDim, p.scale, part);
     } else {
-      attendGroup(L, static_cast<const float*>(k0) + kvAt(g), static_cast<const float*>(v0) + kvAt(g), kvWidth, p.headDim, p.scale, part);
+      attendGroup(L, static_cast<const float*>(kv.k) + kvAt(g), static_cast<const float*>(kv.v) + kvAt(g), kvWidth, p.headDim, p.scale, part);
     }
   }
 }

@@ -12,7 +12,7 @@
 
 namespace kiln {
 
-// Query heads the grouped kernels take at once: the float lanes.
+// Queries the grouped kernels take at once: the float lanes.
 constexpr int kAttentionLanes = 8;
 
 // Keys or values of positions [j0, j0 + count) as floats: the cache itself when it holds floats,
