@@ -62,8 +62,9 @@ export const SHAPES: Record<string, ModelShape> = {
   },
 };
 
-/** What `bench models` writes without --model. */
+/** What `bench models` writes without --model / --type: the standing rows' shapes and types (about 10 GB; every shape in every type is about 27 GB). */
 const DEFAULT_SHAPES = ['tinyllama', 'qwen2'];
+const DEFAULT_TYPES = ['f16', 'q8_0', 'q4_0', 'q4_k', 'q5_k', 'q6_k'];
 
 function headDimOf(shape: ModelShape): number {
   return shape.headDim ?? shape.dim / shape.nHeads;
@@ -342,10 +343,9 @@ function listArg(args: string[], name: string): string[] | null {
 export async function run(args: string[]): Promise<void> {
   const outIndex = args.indexOf('--out');
   const dir = outIndex >= 0 ? args[outIndex + 1]! : DEFAULT_MODEL_DIR;
-  // By default the shapes and types of the bench's standing rows (about 10 GB); the others (every
-  // shape in every type is about 27 GB) when asked for, or by e2e as it needs them.
+  // The others when asked for, or by e2e as it needs them.
   const models = listArg(args, '--model') ?? DEFAULT_SHAPES;
-  const types = listArg(args, '--type') ?? Object.keys(BENCH_TYPES).filter((t) => t !== 'bf16');
+  const types = listArg(args, '--type') ?? DEFAULT_TYPES;
   for (const m of models) if (!SHAPES[m]) throw new Error(`unknown model '${m}'; one of ${Object.keys(SHAPES).join(', ')}`);
   for (const m of models) {
     for (const t of types) {

@@ -74,9 +74,10 @@ describe('SIMD op kernels match their scalar definitions', () => {
   // Head size 36 takes the tails of the K*Q steps of 32 and of the eight-wide KQV; scale 40 spreads
   // the scores past exp's |n| > 126 and > 192 cases.
   it('attention over a long prefill and decode steps, F32 and F16 caches, GQA, bit for bit', async () => {
-    // Groups of 4, 8, 7 and 20 query heads per KV head take the grouped kernel (20: an 8, an 8 and a 4).
-    // Groups of 1, 2 and 3 (Qwen3: 16/8 x 128) take it with the heads of 8, 4 and 2 consecutive
-    // tokens as the lanes, whose lengths differ; a decode step's heads go one at a time.
+    // Groups of 4, 8, 7 and 20 query heads per KV head take the grouped kernel with one token's heads
+    // as the lanes (20: an 8, an 8 and a 4). In the prefill, groups of 1, 2, 3 and 4 (Qwen3: 16/8 x
+    // 128) take it with the heads of 8, 4, 2 and 2 consecutive tokens, whose lengths differ; a
+    // decode step's heads where fewer than 4 share a KV head go one at a time.
     for (const [nHeads, nKv, headDim, scale] of [[8, 2, 64, 1 / 8], [4, 4, 128, 1 / Math.sqrt(128)], [6, 3, 24, 1 / Math.sqrt(24)], [4, 2, 36, 40],
       [16, 2, 64, 1 / 8], [14, 2, 44, 1 / Math.sqrt(44)], [20, 1, 72, 1 / Math.sqrt(72)], [12, 3, 128, 1 / Math.sqrt(128)],
       [16, 8, 128, 1 / Math.sqrt(128)], [3, 1, 36, 40]] as const) {
