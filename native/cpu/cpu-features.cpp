@@ -40,6 +40,9 @@ CpuFeatures detect() {
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512Vnni = f.avx512f && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                  __builtin_cpu_supports("avx512vnni");
+#ifdef KILN_EMULATED_AVX512  // the tests' emulated build (CMakeLists.txt): AVX-512 by SIMDe, on AVX2
+  f.avx512f = f.avx512Vnni = f.avx2 && f.fma;
+#endif
   unsigned eax, ebx, ecx, edx;
   __asm__ volatile("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
   f.f16c = (ecx >> 29) & 1;

@@ -92,9 +92,13 @@ void prepareTokens(const char* y, size_t yStride, int nReal, int64_t nb, Q8Token
 // otherwise take them out of the register it just stored, which costs shuffles on the busy port.
 inline __m512 broadcastPair(const float* p) {
   using Pair = double __attribute__((__may_alias__));
+#ifdef KILN_EMULATED_AVX512  // the tests' emulated build (emulated-avx512.h): no 512-bit registers for asm
+  return _mm512_castpd_ps(_mm512_set1_pd(*reinterpret_cast<const Pair*>(p)));
+#else
   __m512d v;
   __asm__("vbroadcastsd %1, %0" : "=v"(v) : "m"(*reinterpret_cast<const Pair*>(p)));
   return _mm512_castpd_ps(v);
+#endif
 }
 
 // R rows against blocks [b0, b1) of the prepared P pairs, accumulating into acc (R x P vectors).
