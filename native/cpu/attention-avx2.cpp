@@ -310,8 +310,17 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
   const int64_t qWidth = (int64_t)p.nHeads * p.headDim;
   const int group = p.nHeads / p.nKvHeads;
   float* part = scratch + (int64_t)ith * attentionScratchFloats(kv.capacity, p.headDim);
-  const bool f16 = kv.type == GgmlType::F16;
-  auto kvAt = [&](int g) { return (int64_t)g * p.headDim; };
+  // A unit's queries against KV head g, the cache read as T (fp16_t or float).
+  auto attend = [&](auto element, const QueryLanes& L, int g) {
+    using T = decltype(element);
+    const T* k = static_cast<const T*>(kv.k) + (int64_t)g * p.headDim;
+    const T* v = static_cast<const T*>(kv.v) + (int64_t)g * p.headDim;
+    if (L.nq < kMinGroup) {
+      for (int l = 0; l < L.nq; l++) attendOne<T>(L.q[l], k, v, L.n[l], kvWidth, p.headDim, p.scale, part, L.out[l]);
+    } else {
+      attendGroup(L, k, v, kvWidth, p.headDim, p.scale, part);
+    }
+  };
   // A unit is up to 8 queries that read one KV head: up to 8 of the heads that share it, of one
   // token, or, where fewer than 8 share one (Qwen3: 2, Llama 3 and Mistral: 4), those heads of
   // 8 / group consecutive tokens, so that a prefill fills the lanes. Qwen3-0.6B Q8_0, a 512-token
@@ -344,28 +353,13 @@ void attentionRows_avx2(const float* q, const KvView& kv, float* out, int64_t nT
         L.nMax = L.n[L.nq] > L.nMax ? L.n[L.nq] : L.nMax;
         L.nq++;
       }
-    if (L.nq < kMinGroup) {
-      for (int l = 0; l < L.nq; l++) {
-        if (f16) {
-          attendOne<fp16_t>(L.q[l], static_cast<const fp16_t*>(kv.k) + kvAt(g), static_cast<const fp16_t*>(kv.v) + kvAt(g), L.n[l], kvWidth,
-                            p.headDim, p.scale, part, L.out[l]);
-        } else {
-          attendOne<float>(L.q[l], static_cast<const float*>(kv.k) + kvAt(g), static_cast<const float*>(kv.v) + kvAt(g), L.n[l], kvWidth,
-                           p.headDim, p.scale, part, L.out[l]);
-        }
-      }
-      continue;
-    }
     for (int l = L.nq; l < kLanes; l++) {
       L.q[l] = L.q[L.nq - 1];
       L.out[l] = L.out[L.nq - 1];
       L.n[l] = L.n[L.nq - 1];
     }
-    if (f16) {
-      attendGroup(L, static_cast<const fp16_t*>(kv.k) + kvAt(g), static_cast<const fp16_t*>(kv.v) + kvAt(g), kvWidth, p.headDim, p.scale, part);
-    } else {
-      attendGroup(L, static_cast<const float*>(kv.k) + kvAt(g), static_cast<const float*>(kv.v) + kvAt(g), kvWidth, p.headDim, p.scale, part);
-    }
+    if (kv.type == GgmlType::F16) attend(fp16_t{}, L, g);
+    else attend(0.0f, L, g);
   }
 }
 
