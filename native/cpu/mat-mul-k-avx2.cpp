@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "mat-mul.h"
 #include "quants.h"
 #include "simd-avx2.h"
 #include "type-traits.h"
@@ -100,6 +101,30 @@ inline __m256i quadTotals(__m256i v) {
   return _mm256_add_epi32(v, _mm256_shuffle_epi32(v, 0xb1));
 }
 
+// How the Q4_K and Q5_K kernels read a row: the file's blocks, or a Q4_K row packed as Q4KHeader
+// describes (its values already paired as the tokens' are, its scales and mins already bytes).
+template <typename Block>
+struct FileRows {
+  static constexpr bool kPaired = false;
+  const Block* blocks;
+  FileRows(const char* row, int64_t) : blocks(reinterpret_cast<const Block*>(row)) {}
+  __m128i scalesMins(int64_t b) const { return scalesMinsK4(blocks[b].scales); }
+  const fp16_t* dAndMin(int64_t b) const { return &blocks[b].d; }
+  const uint8_t* values(int64_t b) const { return blocks[b].qs; }
+  const uint8_t* fifthBits(int64_t b) const { return blocks[b].qh; }
+};
+
+struct PackedQ4KRows {
+  static constexpr bool kPaired = true;
+  const Q4KHeader* headers;
+  const uint8_t* qs;
+  PackedQ4KRows(const char* row, int64_t nb)
+      : headers(reinterpret_cast<const Q4KHeader*>(row)), qs(reinterpret_cast<const uint8_t*>(row) + q4KHeaderBytes(nb)) {}
+  __m128i scalesMins(int64_t b) const { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(headers[b].scalesMins)); }
+  const fp16_t* dAndMin(int64_t b) const { return &headers[b].d; }
+  const uint8_t* values(int64_t b) const { return qs + QK_K / 2 * b; }
+};
+
 // One row x T tokens of Q4_K or Q5_K x Q8_K, each entry as dotScaleMinK<Block, kFifthBit> gives
 // it. Per block: the scales and mins as int16 and the mins term for two tokens per vector (for Q4_K
 // the 4-lane accumulators of minsTerm; for Q5_K the block's exact integer sum in every lane of a
@@ -108,10 +133,12 @@ inline __m256i quadTotals(__m256i v) {
 // then per token two maddubs and one add give each sub-block's sums of 4 products side by side
 // (within int16: 4 * 31 * 127), and one madd by both scales gives the int32 lanes of the row dot's
 // two madds (a third fewer multiplies).
-template <typename Block, bool kFifthBit>
+// Packed rows come paired, and take neither the pairing nor the scales' unpacking.
+template <typename Rows, bool kFifthBit>
 struct ScaleMinK {
   template <int T>
   static void tile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedScaleMin<T>* tb) {
+    const Rows rows(x, nb);
     constexpr int P = T / 2;
     const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
     __m256 acc[T], accMins[P];
@@ -122,14 +149,14 @@ struct ScaleMinK {
     // Q6_K's likewise 1.03x).
     alignas(32) uint16_t smb[2][16];
     auto unpack = [&](int64_t b) {
-      _mm256_store_si256(reinterpret_cast<__m256i*>(smb[b & 1]), _mm256_cvtepu8_epi16(scalesMinsK4(reinterpret_cast<const Block*>(x)[b].scales)));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(smb[b & 1]), _mm256_cvtepu8_epi16(rows.scalesMins(b)));
     };
     blocksOneAhead(nb, unpack, [&](int64_t b) {
       const PreparedScaleMin<T>& yb = tb[b];
-      const Block& xb = reinterpret_cast<const Block*>(x)[b];
+      const fp16_t* dAndMin = rows.dAndMin(b);
       const uint16_t* sm = smb[b & 1];
       const __m256i mins = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(sm + 8)));
-      const __m256 dmin = _mm256_set1_ps(fp16(xb.dmin));
+      const __m256 dmin = _mm256_set1_ps(fp16(dAndMin[1]));
       for (int p = 0; p < P; p++) {
         const __m256i m = _mm256_madd_epi16(mins, yb.sums[p]);
         accMins[p] = _mm256_fmadd_ps(_mm256_mul_ps(dmin, yb.negDy[p]), _mm256_cvtepi32_ps(kFifthBit ? quadTotals(m) : m), accMins[p]);
@@ -138,15 +165,22 @@ struct ScaleMinK {
       for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 4
       for (int g = 0; g < QK_K / 64; g++) {
-        const __m256i bits = load32(xb.qs + 32 * g);
-        __m256i vLo = _mm256_and_si256(bits, low4);
-        __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
-        if constexpr (kFifthBit) {
-          const __m256i qh = load32(xb.qh);
-          vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
-          vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
+        const __m256i bits = load32(rows.values(b) + 32 * g);
+        __m256i x0, x1;
+        if constexpr (Rows::kPaired) {
+          x0 = _mm256_and_si256(bits, low4);
+          x1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+        } else {
+          __m256i vLo = _mm256_and_si256(bits, low4);
+          __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+          if constexpr (kFifthBit) {
+            const __m256i qh = load32(rows.fifthBits(b));
+            vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
+            vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
+          }
+          x0 = pairWords(vLo, vHi, 0);
+          x1 = pairWords(vLo, vHi, 1);
         }
-        const __m256i x0 = pairWords(vLo, vHi, 0), x1 = pairWords(vLo, vHi, 1);
         int32_t both;  // the two sub-blocks' scales side by side, as their sums are
         __builtin_memcpy(&both, &sm[2 * g], sizeof both);
         const __m256i scales = _mm256_set1_epi32(both);
@@ -156,7 +190,7 @@ struct ScaleMinK {
           keep(sumi[t]);
         }
       }
-      const __m256 dx = _mm256_set1_ps(fp16(xb.d));
+      const __m256 dx = _mm256_set1_ps(fp16(dAndMin[0]));
       for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(dx, yb.dy[t]), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
     });
     for (int t = 0; t < T; t++) {
@@ -222,7 +256,7 @@ void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K
 }
 
 // The three types as the walk takes them: the prepared token data, how to prepare it, the tile.
-template <typename Block, bool kFifthBit>
+template <typename Rows, bool kFifthBit>
 struct ScaleMinKind {
   template <int T>
   using Prepared = PreparedScaleMin<T>;
@@ -232,11 +266,12 @@ struct ScaleMinKind {
   }
   template <int T>
   static void tile(int64_t nb, float* s, int64_t ldS, const char* x, const Prepared<T>* tb) {
-    ScaleMinK<Block, kFifthBit>::template tile<T>(nb, s, ldS, x, tb);
+    ScaleMinK<Rows, kFifthBit>::template tile<T>(nb, s, ldS, x, tb);
   }
 };
-using Q4KKind = ScaleMinKind<BlockQ4_K, false>;
-using Q5KKind = ScaleMinKind<BlockQ5_K, true>;
+using Q4KKind = ScaleMinKind<FileRows<BlockQ4_K>, false>;
+using Q5KKind = ScaleMinKind<FileRows<BlockQ5_K>, true>;
+using PackedQ4KKind = ScaleMinKind<PackedQ4KRows, false>;
 
 struct Q6KKind {
   template <int T>
@@ -316,7 +351,80 @@ void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* 
   if (fours < nt) few(n, nr, nt - fours, s + fours * ldS, ldS, vx, xStride, y + fours * yStride, yStride);
 }
 
+// One token as the packed Q4_K row dot takes it, block by block: its values paired as the packed
+// rows' nibbles are (as PreparedScaleMin pairs them), its sums of 32 for the mins term, its d.
+struct PreparedToken {
+  __m256i pair[QK_K / 64][2];
+  __m128i sums;
+  float d;
+};
+
+void prepareToken(const BlockQ8_K* y, int64_t nb, PreparedToken* out) {
+  for (int64_t b = 0; b < nb; b++) {
+    for (int g = 0; g < QK_K / 64; g++)
+      for (int half = 0; half < 2; half++) out[b].pair[g][half] = pairWords(load32(y[b].qs + 64 * g), load32(y[b].qs + 64 * g + 32), half);
+    out[b].sums = sumsOf32(y[b]);
+    out[b].d = y[b].d;
+  }
+}
+
+// One packed Q4_K row x one token, with the bits of the file layout's row dot (scaleMinKTile<
+// BlockQ4_K, false, 1> in quants-avx2.cpp, dotScaleMinK): per block the same mins term in 4 lanes,
+// the same int32 lanes (here per group of 64 values two maddubs, an add and one madd by both
+// scales, against two madds and two scale shuffles) and the same FMA. The row is the thread's one
+// weight stream, asked for kRowStreamAheadBytes ahead, as the file layout's is.
+void packedQ4KRow(int64_t nb, float* s, const char* row, const PreparedToken* tb) {
+  constexpr size_t kBlockBytes = sizeof(Q4KHeader) + QK_K / 2;
+  const PackedQ4KRows x(row, nb);
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  __m256 acc = _mm256_setzero_ps();
+  __m128 accMins = _mm_setzero_ps();
+  for (int64_t b = 0; b < nb; b++) {
+    prefetchLines<kBlockBytes>(row + kBlockBytes * b, kRowStreamAheadBytes);
+    const __m128i sm = x.scalesMins(b);
+    alignas(32) uint16_t sc[16];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sc), _mm256_cvtepu8_epi16(sm));
+    int32_t halves;
+    std::memcpy(&halves, x.dAndMin(b), sizeof halves);
+    // Lane 0 y.d * d, lane 1 y.d * dmin, as the file layout's kernel has them.
+    const __m128 scale = _mm_mul_ps(_mm_set1_ps(tb[b].d), _mm_cvtph_ps(_mm_cvtsi32_si128(halves)));
+    const __m128i mins16 = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
+    accMins = _mm_fnmadd_ps(_mm_permute_ps(scale, 0x55), _mm_cvtepi32_ps(_mm_madd_epi16(mins16, tb[b].sums)), accMins);
+    const uint8_t* qs = x.values(b);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int g = 0; g < QK_K / 64; g++) {
+      const __m256i bits = _mm256_load_si256(reinterpret_cast<const __m256i*>(qs + 32 * g));
+      const __m256i x0 = _mm256_and_si256(bits, low4), x1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+      int32_t both;  // the two sub-blocks' scales side by side, as their sums are
+      std::memcpy(&both, &sc[2 * g], sizeof both);
+      const __m256i sums = _mm256_add_epi16(_mm256_maddubs_epi16(x0, tb[b].pair[g][0]), _mm256_maddubs_epi16(x1, tb[b].pair[g][1]));
+      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(sums, _mm256_set1_epi32(both)));
+    }
+    acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(scale), _mm256_cvtepi32_ps(sumi), acc);
+  }
+  *s = hsum(acc) + hsum(accMins);
+}
+
+// Decode, and the 1-3 tokens a prefill leaves after its tiles: each token prepared once for all
+// the rows, then row after row, token after token.
+void packedQ4KFew(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
+                  size_t yStride) {
+  const int64_t nb = n / QK_K;
+  thread_local std::vector<PreparedToken> prepared;
+  if (prepared.size() < (size_t)(nt * nb)) prepared.resize((size_t)(nt * nb));
+  for (int64_t t = 0; t < nt; t++)
+    prepareToken(reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(vy) + t * yStride), nb, prepared.data() + t * nb);
+  const char* x = static_cast<const char*>(vx);
+  for (int64_t r = 0; r < nr; r++)
+    for (int64_t t = 0; t < nt; t++) packedQ4KRow(nb, s + t * ldS + r, x + r * xStride, prepared.data() + t * nb);
+}
+
 }  // namespace
+
+void vecDotManyQ4_KPacked_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                               const void* y, size_t yStride) {
+  many<PackedQ4KKind>(n, nr, nt, s, ldS, x, xStride, y, yStride, packedQ4KFew);
+}
 
 void vecDotManyQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                          const void* y, size_t yStride) {

@@ -115,6 +115,8 @@ struct MulMatJob {
   float* y = nullptr;
   char* scratch = nullptr;
   size_t weightRowBytes = 0, actRowBytes = 0;
+  // The kernel of a Plain product: w's vecDotMany, or the one for packed Q4_K rows.
+  VecDotManyFn many = nullptr;
   Split split{};
   // Packed weights. Q4_0: after the Q8_0 rows in scratch, each block's sums. Q8_0 against several
   // tokens: after them, each thread's unpacked rows, `unpackedStride` bytes apart.
@@ -216,9 +218,9 @@ struct MulMatJob {
     const char* xs = act->type == GgmlType::F32 ? reinterpret_cast<const char*>(x) : scratch;
     const int64_t r0 = split.rowBegin(c), r1 = split.rowEnd(c);
     const int64_t tBegin = split.tokenBegin(c), tEnd = split.tokenEnd(c);
-    if (w->vecDotMany) {
-      w->vecDotMany(cols, r1 - r0, tEnd - tBegin, y + tBegin * rows + r0, rows, weights + r0 * weightRowBytes, weightRowBytes,
-                    xs + tBegin * actRowBytes, actRowBytes);
+    if (many) {
+      many(cols, r1 - r0, tEnd - tBegin, y + tBegin * rows + r0, rows, weights + r0 * weightRowBytes, weightRowBytes, xs + tBegin * actRowBytes,
+           actRowBytes);
       return;
     }
     for (int64_t t0 = tBegin; t0 < tEnd; t0 += kTokensPerRow) {
@@ -271,8 +273,10 @@ size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols) {
   // tok/s) and its prefill, through the unpacking, lost 3-4% (TinyLlama 85.8 -> 82.7, Qwen2.5
   // 203 -> 198), the tier where Q8_0 prefill is level with llama.cpp's.
   const bool q8 = w.type == GgmlType::Q8_0 && useAvx512();
-  if ((w.type != GgmlType::Q4_0 && !q8) || rows % 8 != 0 || kernelLevel() == KernelLevel::Generic || !(f.avx2 && f.fma && f.f16c))
-    return 0;
+  if (kernelLevel() == KernelLevel::Generic || !(f.avx2 && f.fma && f.f16c)) return 0;
+  // Q4_K row by row for the AVX2 kernels; the AVX-512 ones read the file's layout.
+  if (w.type == GgmlType::Q4_K) return useAvx512() ? 0 : (size_t)q4KPackedRowBytes(cols / QK_K) * (size_t)rows;
+  if ((w.type != GgmlType::Q4_0 && !q8) || rows % 8 != 0) return 0;
   return rowBytes(w.type, cols) * (size_t)rows;
 #else
   (void)w, (void)rows, (void)cols;
@@ -300,12 +304,71 @@ PackedWeights packQ8_0(const TypeTraits& w, const void* weights, int64_t rows, i
   return PackedWeights{w.type, rows, cols, 8, dst};
 }
 
+// Group g's 32 bytes of a packed Q4_K row's block (see Q4KHeader): byte 4l + j holds x0's byte and,
+// in its high nibble, x1's, where x0's 4-byte lane l is lo[4l], lo[4l + 1], hi[4l], hi[4l + 1] and
+// x1's lo[4l + 2], lo[4l + 3], hi[4l + 2], hi[4l + 3]. The file's byte i of the group holds lo[i]
+// and, high, hi[i]. `forEach(packedByte, packedNibble, fileByte, fileNibble)` visits all 64 values.
+template <typename F>
+void q4KPairedOrder(F forEach) {
+  for (int k = 0; k < 32; k++) {
+    const int l = k / 4, j = k % 4;
+    // x0 (the low nibble): lo or hi of value 4l + j % 2; x1 (high): of value 4l + 2 + j % 2.
+    forEach(k, 0, 4 * l + j % 2, j / 2);
+    forEach(k, 1, 4 * l + 2 + j % 2, j / 2);
+  }
+}
+
+PackedWeights packQ4_K(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
+  const int64_t nb = cols / QK_K, stride = q4KPackedRowBytes(nb);
+  const BlockQ4_K* src = static_cast<const BlockQ4_K*>(weights);
+  for (int64_t r = 0; r < rows; r++) {
+    uint8_t* row = dst + r * stride;
+    std::memset(row, 0, (size_t)stride);
+    Q4KHeader* headers = reinterpret_cast<Q4KHeader*>(row);
+    uint8_t* values = row + q4KHeaderBytes(nb);
+    for (int64_t b = 0; b < nb; b++) {
+      const BlockQ4_K& q = src[r * nb + b];
+      headers[b].d = q.d;
+      headers[b].dmin = q.dmin;
+      unpackScalesMinsK4(q.scales, headers[b].scalesMins);
+      for (int g = 0; g < QK_K / 64; g++) {
+        const uint8_t* in = q.qs + 32 * g;
+        uint8_t* out = values + QK_K / 2 * b + 32 * g;
+        q4KPairedOrder([&](int k, int high, int i, int fileHigh) { out[k] |= (uint8_t)(((in[i] >> (4 * fileHigh)) & 0x0f) << (4 * high)); });
+      }
+    }
+  }
+  return PackedWeights{w.type, rows, cols, 1, dst};
+}
+
+// Row `row` of packed Q4_K back in the file's blocks.
+void unpackQ4_KRow(const PackedWeights& w, int64_t row, BlockQ4_K* out) {
+  const int64_t nb = w.cols / QK_K;
+  const uint8_t* base = w.data + row * q4KPackedRowBytes(nb);
+  const Q4KHeader* headers = reinterpret_cast<const Q4KHeader*>(base);
+  const uint8_t* values = base + q4KHeaderBytes(nb);
+  for (int64_t b = 0; b < nb; b++) {
+    BlockQ4_K& q = out[b];
+    std::memset(&q, 0, sizeof q);
+    q.d = headers[b].d;
+    q.dmin = headers[b].dmin;
+    packScalesMinsK4(headers[b].scalesMins, headers[b].scalesMins + 8, q.scales);
+    for (int g = 0; g < QK_K / 64; g++) {
+      const uint8_t* in = values + QK_K / 2 * b + 32 * g;
+      uint8_t* file = q.qs + 32 * g;
+      q4KPairedOrder([&](int k, int high, int i, int fileHigh) { file[i] |= (uint8_t)(((in[k] >> (4 * high)) & 0x0f) << (4 * fileHigh)); });
+    }
+  }
+}
+
 }  // namespace
 
-// Packs W's rows 8 at a time (BlockQ4_0x8, BlockQ8_0x8) or, for the AVX-512 Q4_0 tile, 16 at a
-// time (BlockQ4_0x16 in a SegmentedLayout, an odd last group of 8 after them as BlockQ4_0x8).
+// Packs W's rows 8 at a time (BlockQ4_0x8, BlockQ8_0x8), for the AVX-512 Q4_0 tile 16 at a time
+// (BlockQ4_0x16 in a SegmentedLayout, an odd last group of 8 after them as BlockQ4_0x8), or Q4_K
+// row by row (Q4KHeader).
 PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
   if (w.type == GgmlType::Q8_0) return packQ8_0(w, weights, rows, cols, dst);
+  if (w.type == GgmlType::Q4_K) return packQ4_K(w, weights, rows, cols, dst);
   const int64_t nb = cols / QK4_0, nGroups = rows / 8, nPairs = useAvx512() ? nGroups / 2 : 0;
   const SegmentedLayout pairs{nb, nPairs, kQ4SuperPairs, kQ4SegmentBlocks};
   const BlockQ4_0* src = static_cast<const BlockQ4_0*>(weights);
@@ -385,14 +448,14 @@ bool inRuns(int64_t nTokens, int threads) { return nTokens <= kTokenChunk && thr
 // mended by taking Q's last chunks, each a stream of its own).
 void runStarts(const MulMatJob* jobs, int count, int threads, int64_t* starts) {
   size_t total = 0;
-  for (int i = 0; i < count; i++) total += rowBytes(jobs[i].w->type, jobs[i].cols) * (size_t)jobs[i].rows;
+  for (int i = 0; i < count; i++) total += jobs[i].weightRowBytes * (size_t)jobs[i].rows;
   starts[0] = 0;
   int t = 1;
   size_t before = 0;  // the bytes of the chunks before chunk c
   int64_t c = 0;
   for (int i = 0; i < count; i++) {
     const MulMatJob& job = jobs[i];
-    const size_t rb = rowBytes(job.w->type, job.cols);
+    const size_t rb = job.weightRowBytes;
     for (int64_t k = 0; k < job.chunks(); k++, c++) {
       const size_t bytes = rb * (size_t)(job.split.rowEnd(k) - job.split.rowBegin(k));
       // Thread t's run starts at the chunk boundary nearest t / threads of the bytes.
@@ -413,6 +476,19 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
   job.x = x;
   job.y = p.y;
   job.scratch = scratch;
+  if (const PackedWeights* w = p.packed; w && w->type == GgmlType::Q4_K) {
+    // Rows of another width, and their own kernel; otherwise a product in the file's layout.
+    job.w = typeTraits(w->type);
+    job.act = typeTraits(job.w->vecDotType);
+    job.weights = reinterpret_cast<const char*>(w->data);
+    job.weightRowBytes = (size_t)q4KPackedRowBytes(cols / QK_K);
+    job.actRowBytes = rowBytes(job.act->type, cols);
+#if defined(__x86_64__) || defined(__i386__)
+    job.many = vecDotManyQ4_KPacked_avx2;
+#endif
+    job.split = splitWork(job.weightRowBytes, job.actRowBytes, p.rows, threads, 1, nTokens);
+    return job;
+  }
   if (const PackedWeights* w = p.packed) {
     const TypeTraits& q8 = *typeTraits(GgmlType::Q8_0);
     job.packed = w;
@@ -435,6 +511,7 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
       // super-groups.
       job.kind = JobKind::PackedQ4_0;
       job.w = typeTraits(w->type);
+      job.weightRowBytes = rowBytes(w->type, cols);
       job.split = splitWork(rowBytes(w->type, cols), job.actRowBytes, w->rows, threads, w->groupRows == 16 && nTokens == 1 ? 16 * kQ4SuperPairs : w->groupRows, nTokens);
       job.sums = scratch ? reinterpret_cast<Q8BlockSums*>(scratch + packedSumsOffset(cols, nTokens)) : nullptr;
     }
@@ -445,6 +522,7 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
   job.weights = static_cast<const char*>(p.weights);
   job.weightRowBytes = rowBytes(p.w->type, cols);
   job.actRowBytes = rowBytes(job.act->type, cols);
+  job.many = p.w->vecDotMany;
   job.split = splitWork(job.weightRowBytes, job.actRowBytes, p.rows, threads, 1, nTokens);
   return job;
 }
@@ -452,13 +530,20 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
 }  // namespace
 
 size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens, int threads) {
+  if (w.type == GgmlType::Q4_K) return mulMatScratchBytes(w.type, w.cols, nTokens);
   if (w.type == GgmlType::Q8_0) return packedSumsOffset(w.cols, nTokens) + unpackedStride(w, unpackSplit(w, threads)) * (size_t)threads;
   return packedSumsOffset(w.cols, nTokens) + (size_t)(w.cols / QK8_0) * sizeof(Q8BlockSums) * (size_t)nTokens;
 }
 
-bool packedRowsReadable(GgmlType type) { return type == GgmlType::Q8_0; }
+bool packedRowsReadable(GgmlType type) { return type == GgmlType::Q8_0 || type == GgmlType::Q4_K; }
 
 void packedRowToFloat(const PackedWeights& w, int64_t row, float* out) {
+  if (w.type == GgmlType::Q4_K) {
+    std::vector<BlockQ4_K> blocks((size_t)(w.cols / QK_K));
+    unpackQ4_KRow(w, row, blocks.data());
+    typeTraits(GgmlType::Q4_K)->toFloat(blocks.data(), out, w.cols);
+    return;
+  }
   const int64_t nb = w.cols / QK8_0;
   const SegmentedLayout layout{nb, w.rows / 8, kQ8SuperGroup, kQ8SegmentBlocks};
   const BlockQ8_0x8* groups = reinterpret_cast<const BlockQ8_0x8*>(w.data);
@@ -535,9 +620,10 @@ void mulMatFirstChunks(const MulMatProduct* products, int count, int64_t cols, i
     if (c >= total || (runs && c == starts[t + 1])) continue;  // none, or an empty run
     int i = 0;
     while (c >= jobs[i].chunks()) c -= jobs[i++].chunks();
-    // Every layout keeps a chunk's rows together, at the file layout's bytes per row: the packed
-    // groups one after another, packed Q8_0's segments within their super-group.
-    const size_t rb = rowBytes(products[i].packed ? products[i].packed->type : products[i].w->type, cols);
+    // Every layout keeps a chunk's rows together, at the file layout's bytes per row (packed Q4_K
+    // at its own): the packed groups one after another, packed Q8_0's segments within their
+    // super-group.
+    const size_t rb = jobs[i].weightRowBytes;
     const char* base = products[i].packed ? reinterpret_cast<const char*>(products[i].packed->data) : static_cast<const char*>(products[i].weights);
     const int64_t r0 = jobs[i].split.rowBegin(c), r1 = jobs[i].split.rowEnd(c);
     spans[t] = base + rb * (size_t)r0;

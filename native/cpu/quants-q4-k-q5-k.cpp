@@ -75,18 +75,6 @@ float fitScaleOffset(const float* x, const float* w, int nmax, float rmin, float
   return scale;
 }
 
-void packScalesMinsK4(const uint8_t* ls, const uint8_t* lm, uint8_t* packed) {
-  for (int j = 0; j < 4; j++) {
-    packed[j] = ls[j];
-    packed[j + 4] = lm[j];
-  }
-  for (int j = 4; j < kSubBlocks; j++) {
-    packed[j + 4] = (uint8_t)((ls[j] & 0x0f) | (lm[j] & 0x0f) << 4);
-    packed[j - 4] |= (uint8_t)((ls[j] >> 4) << 6);
-    packed[j] |= (uint8_t)((lm[j] >> 4) << 6);
-  }
-}
-
 template <int kBits>
 struct ScaleMinK;
 

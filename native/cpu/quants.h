@@ -133,4 +133,17 @@ static inline void unpackScalesMinsK4(const uint8_t* packed, uint8_t* out) {
   std::memcpy(out, u, 16);
 }
 
+// The inverse of unpackScalesMinsK4: 8 scales ls and 8 mins lm (6 bits each) into 12 bytes.
+static inline void packScalesMinsK4(const uint8_t* ls, const uint8_t* lm, uint8_t* packed) {
+  for (int j = 0; j < 4; j++) {
+    packed[j] = ls[j];
+    packed[j + 4] = lm[j];
+  }
+  for (int j = 4; j < 8; j++) {
+    packed[j + 4] = (uint8_t)((ls[j] & 0x0f) | (lm[j] & 0x0f) << 4);
+    packed[j - 4] |= (uint8_t)((ls[j] >> 4) << 6);
+    packed[j] |= (uint8_t)((lm[j] >> 4) << 6);
+  }
+}
+
 }  // namespace kiln
