@@ -101,7 +101,7 @@ inline __m256i quadTotals(__m256i v) {
   return _mm256_add_epi32(v, _mm256_shuffle_epi32(v, 0xb1));
 }
 
-// How the Q4_K and Q5_K kernels read a row: the file's blocks, or a Q4_K row packed as Q4KHeader
+// How the Q4_K and Q5_K kernels read a row: the file's blocks, or a row packed as ScaleMinKHeader
 // describes (its values already paired as the tokens' are, its scales and mins already bytes).
 template <typename Block>
 struct FileRows {
@@ -114,15 +114,18 @@ struct FileRows {
   const uint8_t* fifthBits(int64_t b) const { return blocks[b].qh; }
 };
 
-struct PackedQ4KRows {
+template <bool kFifthBit>
+struct PackedRows {
   static constexpr bool kPaired = true;
-  const Q4KHeader* headers;
-  const uint8_t* qs;
-  PackedQ4KRows(const char* row, int64_t nb)
-      : headers(reinterpret_cast<const Q4KHeader*>(row)), qs(reinterpret_cast<const uint8_t*>(row) + q4KHeaderBytes(nb)) {}
+  static constexpr int64_t kValueBytes = scaleMinKValueBytes(kFifthBit), kBitBytes = kFifthBit ? QK_K / 8 : 0;
+  const ScaleMinKHeader* headers;
+  const uint8_t* data;
+  PackedRows(const char* row, int64_t nb)
+      : headers(reinterpret_cast<const ScaleMinKHeader*>(row)), data(reinterpret_cast<const uint8_t*>(row) + scaleMinKHeaderBytes(nb)) {}
   __m128i scalesMins(int64_t b) const { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(headers[b].scalesMins)); }
   const fp16_t* dAndMin(int64_t b) const { return &headers[b].d; }
-  const uint8_t* values(int64_t b) const { return qs + QK_K / 2 * b; }
+  const uint8_t* values(int64_t b) const { return data + kValueBytes * b + kBitBytes; }
+  const uint8_t* fifthBits(int64_t b) const { return data + kValueBytes * b; }
 };
 
 // One row x T tokens of Q4_K or Q5_K x Q8_K, each entry as dotScaleMinK<Block, kFifthBit> gives
@@ -170,6 +173,11 @@ struct ScaleMinK {
         if constexpr (Rows::kPaired) {
           x0 = _mm256_and_si256(bits, low4);
           x1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+          if constexpr (kFifthBit) {
+            const __m256i qh = load32(rows.fifthBits(b));
+            x0 = _mm256_or_si256(x0, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
+            x1 = _mm256_or_si256(x1, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
+          }
         } else {
           __m256i vLo = _mm256_and_si256(bits, low4);
           __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
@@ -271,7 +279,8 @@ struct ScaleMinKind {
 };
 using Q4KKind = ScaleMinKind<FileRows<BlockQ4_K>, false>;
 using Q5KKind = ScaleMinKind<FileRows<BlockQ5_K>, true>;
-using PackedQ4KKind = ScaleMinKind<PackedQ4KRows, false>;
+using PackedQ4KKind = ScaleMinKind<PackedRows<false>, false>;
+using PackedQ5KKind = ScaleMinKind<PackedRows<true>, true>;
 
 struct Q6KKind {
   template <int T>
@@ -368,17 +377,21 @@ void prepareToken(const BlockQ8_K* y, int64_t nb, PreparedToken* out) {
   }
 }
 
-// One packed Q4_K row x one token, with the bits of the file layout's row dot (scaleMinKTile<
-// BlockQ4_K, false, 1> in quants-avx2.cpp, dotScaleMinK): per block the same mins term in 4 lanes,
-// the same int32 lanes (here per group of 64 values two maddubs, an add and one madd by both
-// scales, against two madds and two scale shuffles) and the same FMA. The row is the thread's one
-// weight stream, asked for kRowStreamAheadBytes ahead, as the file layout's is.
-void packedQ4KRow(int64_t nb, float* s, const char* row, const PreparedToken* tb) {
-  constexpr size_t kBlockBytes = sizeof(Q4KHeader) + QK_K / 2;
-  const PackedQ4KRows x(row, nb);
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
+// One packed Q4_K or Q5_K row x one token, with the bits of the file layout's row dot
+// (scaleMinKTile<Block, kFifthBit, 1> in quants-avx2.cpp, dotScaleMinK): per block the same mins
+// term (Q4_K in 4 lanes, Q5_K as one exact integer and a scalar FMA), the same int32 lanes (here
+// per group of 64 values two maddubs, an add and one madd by both scales, against two madds and
+// two scale shuffles) and the same FMA. The row is the thread's one weight stream, asked for
+// kRowStreamAheadBytes ahead, as the file layout's is.
+template <bool kFifthBit>
+void packedScaleMinKRow(int64_t nb, float* s, const char* row, const PreparedToken* tb) {
+  using Rows = PackedRows<kFifthBit>;
+  constexpr size_t kBlockBytes = sizeof(ScaleMinKHeader) + Rows::kValueBytes;
+  const Rows x(row, nb);
+  const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
   __m256 acc = _mm256_setzero_ps();
   __m128 accMins = _mm_setzero_ps();
+  float summs = 0.0f;
   for (int64_t b = 0; b < nb; b++) {
     prefetchLines<kBlockBytes>(row + kBlockBytes * b, kRowStreamAheadBytes);
     const __m128i sm = x.scalesMins(b);
@@ -389,12 +402,23 @@ void packedQ4KRow(int64_t nb, float* s, const char* row, const PreparedToken* tb
     // Lane 0 y.d * d, lane 1 y.d * dmin, as the file layout's kernel has them.
     const __m128 scale = _mm_mul_ps(_mm_set1_ps(tb[b].d), _mm_cvtph_ps(_mm_cvtsi32_si128(halves)));
     const __m128i mins16 = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
-    accMins = _mm_fnmadd_ps(_mm_permute_ps(scale, 0x55), _mm_cvtepi32_ps(_mm_madd_epi16(mins16, tb[b].sums)), accMins);
+    const __m128 minScale = _mm_permute_ps(scale, 0x55);
+    if constexpr (kFifthBit) summs = fmaSingle(-_mm_cvtss_f32(minScale), (float)minsSum(mins16, tb[b].sums), summs);
+    else accMins = _mm_fnmadd_ps(minScale, _mm_cvtepi32_ps(_mm_madd_epi16(mins16, tb[b].sums)), accMins);
     const uint8_t* qs = x.values(b);
+    __m256i qh;
+    if constexpr (kFifthBit) qh = _mm256_load_si256(reinterpret_cast<const __m256i*>(x.fifthBits(b)));
     __m256i sumi = _mm256_setzero_si256();
     for (int g = 0; g < QK_K / 64; g++) {
       const __m256i bits = _mm256_load_si256(reinterpret_cast<const __m256i*>(qs + 32 * g));
-      const __m256i x0 = _mm256_and_si256(bits, low4), x1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+      __m256i x0 = _mm256_and_si256(bits, low4), x1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+      if constexpr (kFifthBit) {
+        // Group g's bits 2g and 2g + 1 of each byte at bits 0 and 1 (qh shifted right by 2 after
+        // each group), landed on bit 4 by a shift left by 4 and by 3.
+        x0 = _mm256_or_si256(x0, _mm256_and_si256(_mm256_slli_epi16(qh, 4), bit4));
+        x1 = _mm256_or_si256(x1, _mm256_and_si256(_mm256_slli_epi16(qh, 3), bit4));
+        qh = _mm256_srli_epi16(qh, 2);
+      }
       int32_t both;  // the two sub-blocks' scales side by side, as their sums are
       std::memcpy(&both, &sc[2 * g], sizeof both);
       const __m256i sums = _mm256_add_epi16(_mm256_maddubs_epi16(x0, tb[b].pair[g][0]), _mm256_maddubs_epi16(x1, tb[b].pair[g][1]));
@@ -402,13 +426,14 @@ void packedQ4KRow(int64_t nb, float* s, const char* row, const PreparedToken* tb
     }
     acc = _mm256_fmadd_ps(_mm256_broadcastss_ps(scale), _mm256_cvtepi32_ps(sumi), acc);
   }
-  *s = hsum(acc) + hsum(accMins);
+  *s = kFifthBit ? hsum(acc) + summs : hsum(acc) + hsum(accMins);
 }
 
 // Decode, and the 1-3 tokens a prefill leaves after its tiles: each token prepared once for all
 // the rows, then row after row, token after token.
-void packedQ4KFew(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
-                  size_t yStride) {
+template <bool kFifthBit>
+void packedScaleMinKFew(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,
+                        size_t yStride) {
   const int64_t nb = n / QK_K;
   thread_local std::vector<PreparedToken> prepared;
   if (prepared.size() < (size_t)(nt * nb)) prepared.resize((size_t)(nt * nb));
@@ -416,14 +441,19 @@ void packedQ4KFew(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, cons
     prepareToken(reinterpret_cast<const BlockQ8_K*>(static_cast<const char*>(vy) + t * yStride), nb, prepared.data() + t * nb);
   const char* x = static_cast<const char*>(vx);
   for (int64_t r = 0; r < nr; r++)
-    for (int64_t t = 0; t < nt; t++) packedQ4KRow(nb, s + t * ldS + r, x + r * xStride, prepared.data() + t * nb);
+    for (int64_t t = 0; t < nt; t++) packedScaleMinKRow<kFifthBit>(nb, s + t * ldS + r, x + r * xStride, prepared.data() + t * nb);
 }
 
 }  // namespace
 
 void vecDotManyQ4_KPacked_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                                const void* y, size_t yStride) {
-  many<PackedQ4KKind>(n, nr, nt, s, ldS, x, xStride, y, yStride, packedQ4KFew);
+  many<PackedQ4KKind>(n, nr, nt, s, ldS, x, xStride, y, yStride, packedScaleMinKFew<false>);
+}
+
+void vecDotManyQ5_KPacked_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                               const void* y, size_t yStride) {
+  many<PackedQ5KKind>(n, nr, nt, s, ldS, x, xStride, y, yStride, packedScaleMinKFew<true>);
 }
 
 void vecDotManyQ4_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,

@@ -274,8 +274,9 @@ size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols) {
   // 203 -> 198), the tier where Q8_0 prefill is level with llama.cpp's.
   const bool q8 = w.type == GgmlType::Q8_0 && useAvx512();
   if (kernelLevel() == KernelLevel::Generic || !(f.avx2 && f.fma && f.f16c)) return 0;
-  // Q4_K row by row for the AVX2 kernels; the AVX-512 ones read the file's layout.
-  if (w.type == GgmlType::Q4_K) return useAvx512() ? 0 : (size_t)q4KPackedRowBytes(cols / QK_K) * (size_t)rows;
+  // Q4_K and Q5_K row by row for the AVX2 kernels; the AVX-512 ones read the file's layout.
+  if (w.type == GgmlType::Q4_K || w.type == GgmlType::Q5_K)
+    return useAvx512() ? 0 : (size_t)scaleMinKPackedRowBytes(w.type == GgmlType::Q5_K, cols / QK_K) * (size_t)rows;
   if ((w.type != GgmlType::Q4_0 && !q8) || rows % 8 != 0) return 0;
   return rowBytes(w.type, cols) * (size_t)rows;
 #else
@@ -304,71 +305,98 @@ PackedWeights packQ8_0(const TypeTraits& w, const void* weights, int64_t rows, i
   return PackedWeights{w.type, rows, cols, 8, dst};
 }
 
-// Group g's 32 bytes of a packed Q4_K row's block (see Q4KHeader): byte 4l + j holds x0's byte and,
-// in its high nibble, x1's, where x0's 4-byte lane l is lo[4l], lo[4l + 1], hi[4l], hi[4l + 1] and
-// x1's lo[4l + 2], lo[4l + 3], hi[4l + 2], hi[4l + 3]. The file's byte i of the group holds lo[i]
-// and, high, hi[i]. `forEach(packedByte, packedNibble, fileByte, fileNibble)` visits all 64 values.
+// Group g's 32 bytes of nibbles of a packed Q4_K or Q5_K row's block (see ScaleMinKHeader): byte
+// 4l + j holds x0's value and, in its high nibble, x1's, where x0's 4-byte lane l is lo[4l],
+// lo[4l + 1], hi[4l], hi[4l + 1] and x1's lo[4l + 2], lo[4l + 3], hi[4l + 2], hi[4l + 3]. The
+// file's byte i of the group holds lo[i] and, high, hi[i] (Q5_K's fifth bits: bits 2g and 2g + 1
+// of qh[i]). forEach(packedByte, packedHalf, fileByte, fileHalf) visits all 64 values (halves: 0
+// for x0 and lo, 1 for x1 and hi).
 template <typename F>
-void q4KPairedOrder(F forEach) {
+void scaleMinKPairedOrder(F forEach) {
   for (int k = 0; k < 32; k++) {
     const int l = k / 4, j = k % 4;
-    // x0 (the low nibble): lo or hi of value 4l + j % 2; x1 (high): of value 4l + 2 + j % 2.
+    // x0: lo or hi of value 4l + j % 2; x1: of value 4l + 2 + j % 2.
     forEach(k, 0, 4 * l + j % 2, j / 2);
     forEach(k, 1, 4 * l + 2 + j % 2, j / 2);
   }
 }
 
-PackedWeights packQ4_K(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
-  const int64_t nb = cols / QK_K, stride = q4KPackedRowBytes(nb);
-  const BlockQ4_K* src = static_cast<const BlockQ4_K*>(weights);
+// Where a packed Q4_K or Q5_K row keeps its parts.
+template <typename Byte>
+struct ScaleMinKRow {
+  Byte* base;
+  int64_t nb;
+  bool fifthBit;
+  auto* header(int64_t b) const { return reinterpret_cast<std::conditional_t<std::is_const_v<Byte>, const ScaleMinKHeader, ScaleMinKHeader>*>(base) + b; }
+  Byte* fifthBits(int64_t b) const { return base + scaleMinKHeaderBytes(nb) + scaleMinKValueBytes(fifthBit) * b; }
+  Byte* nibbles(int64_t b) const { return fifthBits(b) + (fifthBit ? QK_K / 8 : 0); }
+};
+
+template <typename Block>
+PackedWeights packScaleMinK(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
+  constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
+  const int64_t nb = cols / QK_K, stride = scaleMinKPackedRowBytes(kFifthBit, nb);
+  const Block* src = static_cast<const Block*>(weights);
   for (int64_t r = 0; r < rows; r++) {
-    uint8_t* row = dst + r * stride;
-    std::memset(row, 0, (size_t)stride);
-    Q4KHeader* headers = reinterpret_cast<Q4KHeader*>(row);
-    uint8_t* values = row + q4KHeaderBytes(nb);
+    const ScaleMinKRow<uint8_t> row{dst + r * stride, nb, kFifthBit};
+    std::memset(row.base, 0, (size_t)stride);
     for (int64_t b = 0; b < nb; b++) {
-      const BlockQ4_K& q = src[r * nb + b];
-      headers[b].d = q.d;
-      headers[b].dmin = q.dmin;
-      unpackScalesMinsK4(q.scales, headers[b].scalesMins);
+      const Block& q = src[r * nb + b];
+      row.header(b)->d = q.d;
+      row.header(b)->dmin = q.dmin;
+      unpackScalesMinsK4(q.scales, row.header(b)->scalesMins);
       for (int g = 0; g < QK_K / 64; g++) {
         const uint8_t* in = q.qs + 32 * g;
-        uint8_t* out = values + QK_K / 2 * b + 32 * g;
-        q4KPairedOrder([&](int k, int high, int i, int fileHigh) { out[k] |= (uint8_t)(((in[i] >> (4 * fileHigh)) & 0x0f) << (4 * high)); });
+        uint8_t* out = row.nibbles(b) + 32 * g;
+        scaleMinKPairedOrder([&](int k, int half, int i, int fileHalf) {
+          out[k] |= (uint8_t)(((in[i] >> (4 * fileHalf)) & 0x0f) << (4 * half));
+          if constexpr (kFifthBit) row.fifthBits(b)[k] |= (uint8_t)(((q.qh[i] >> (2 * g + fileHalf)) & 1) << (2 * g + half));
+        });
       }
     }
   }
   return PackedWeights{w.type, rows, cols, 1, dst};
 }
 
-// Row `row` of packed Q4_K back in the file's blocks.
-void unpackQ4_KRow(const PackedWeights& w, int64_t row, BlockQ4_K* out) {
+// Row `row` of packed Q4_K or Q5_K back in the file's blocks.
+template <typename Block>
+void unpackScaleMinKRow(const PackedWeights& w, int64_t r, Block* out) {
+  constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
   const int64_t nb = w.cols / QK_K;
-  const uint8_t* base = w.data + row * q4KPackedRowBytes(nb);
-  const Q4KHeader* headers = reinterpret_cast<const Q4KHeader*>(base);
-  const uint8_t* values = base + q4KHeaderBytes(nb);
+  const ScaleMinKRow<const uint8_t> row{w.data + r * scaleMinKPackedRowBytes(kFifthBit, nb), nb, kFifthBit};
   for (int64_t b = 0; b < nb; b++) {
-    BlockQ4_K& q = out[b];
+    Block& q = out[b];
     std::memset(&q, 0, sizeof q);
-    q.d = headers[b].d;
-    q.dmin = headers[b].dmin;
-    packScalesMinsK4(headers[b].scalesMins, headers[b].scalesMins + 8, q.scales);
+    q.d = row.header(b)->d;
+    q.dmin = row.header(b)->dmin;
+    packScalesMinsK4(row.header(b)->scalesMins, row.header(b)->scalesMins + 8, q.scales);
     for (int g = 0; g < QK_K / 64; g++) {
-      const uint8_t* in = values + QK_K / 2 * b + 32 * g;
+      const uint8_t* in = row.nibbles(b) + 32 * g;
       uint8_t* file = q.qs + 32 * g;
-      q4KPairedOrder([&](int k, int high, int i, int fileHigh) { file[i] |= (uint8_t)(((in[k] >> (4 * high)) & 0x0f) << (4 * fileHigh)); });
+      scaleMinKPairedOrder([&](int k, int half, int i, int fileHalf) {
+        file[i] |= (uint8_t)(((in[k] >> (4 * half)) & 0x0f) << (4 * fileHalf));
+        if constexpr (kFifthBit) q.qh[i] |= (uint8_t)(((row.fifthBits(b)[k] >> (2 * g + half)) & 1) << (2 * g + fileHalf));
+      });
     }
   }
+}
+
+template <typename Block>
+void packedScaleMinKRowToFloat(const PackedWeights& w, int64_t row, float* out) {
+  std::vector<Block> blocks((size_t)(w.cols / QK_K));
+  unpackScaleMinKRow(w, row, blocks.data());
+  typeTraits(w.type)->toFloat(blocks.data(), out, w.cols);
 }
 
 }  // namespace
 
 // Packs W's rows 8 at a time (BlockQ4_0x8, BlockQ8_0x8), for the AVX-512 Q4_0 tile 16 at a time
 // (BlockQ4_0x16 in a SegmentedLayout, an odd last group of 8 after them as BlockQ4_0x8), or Q4_K
-// row by row (Q4KHeader).
+// and Q5_K row by row (ScaleMinKHeader).
 PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
   if (w.type == GgmlType::Q8_0) return packQ8_0(w, weights, rows, cols, dst);
-  if (w.type == GgmlType::Q4_K) return packQ4_K(w, weights, rows, cols, dst);
+  if (w.type == GgmlType::Q4_K) return packScaleMinK<BlockQ4_K>(w, weights, rows, cols, dst);
+  if (w.type == GgmlType::Q5_K) return packScaleMinK<BlockQ5_K>(w, weights, rows, cols, dst);
   const int64_t nb = cols / QK4_0, nGroups = rows / 8, nPairs = useAvx512() ? nGroups / 2 : 0;
   const SegmentedLayout pairs{nb, nPairs, kQ4SuperPairs, kQ4SegmentBlocks};
   const BlockQ4_0* src = static_cast<const BlockQ4_0*>(weights);
@@ -476,15 +504,16 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
   job.x = x;
   job.y = p.y;
   job.scratch = scratch;
-  if (const PackedWeights* w = p.packed; w && w->type == GgmlType::Q4_K) {
+  if (const PackedWeights* w = p.packed; w && (w->type == GgmlType::Q4_K || w->type == GgmlType::Q5_K)) {
     // Rows of another width, and their own kernel; otherwise a product in the file's layout.
+    const bool q5 = w->type == GgmlType::Q5_K;
     job.w = typeTraits(w->type);
     job.act = typeTraits(job.w->vecDotType);
     job.weights = reinterpret_cast<const char*>(w->data);
-    job.weightRowBytes = (size_t)q4KPackedRowBytes(cols / QK_K);
+    job.weightRowBytes = (size_t)scaleMinKPackedRowBytes(q5, cols / QK_K);
     job.actRowBytes = rowBytes(job.act->type, cols);
 #if defined(__x86_64__) || defined(__i386__)
-    job.many = vecDotManyQ4_KPacked_avx2;
+    job.many = q5 ? vecDotManyQ5_KPacked_avx2 : vecDotManyQ4_KPacked_avx2;
 #endif
     job.split = splitWork(job.weightRowBytes, job.actRowBytes, p.rows, threads, 1, nTokens);
     return job;
@@ -530,20 +559,16 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
 }  // namespace
 
 size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens, int threads) {
-  if (w.type == GgmlType::Q4_K) return mulMatScratchBytes(w.type, w.cols, nTokens);
+  if (w.type == GgmlType::Q4_K || w.type == GgmlType::Q5_K) return mulMatScratchBytes(w.type, w.cols, nTokens);
   if (w.type == GgmlType::Q8_0) return packedSumsOffset(w.cols, nTokens) + unpackedStride(w, unpackSplit(w, threads)) * (size_t)threads;
   return packedSumsOffset(w.cols, nTokens) + (size_t)(w.cols / QK8_0) * sizeof(Q8BlockSums) * (size_t)nTokens;
 }
 
-bool packedRowsReadable(GgmlType type) { return type == GgmlType::Q8_0 || type == GgmlType::Q4_K; }
+bool packedRowsReadable(GgmlType type) { return type == GgmlType::Q8_0 || type == GgmlType::Q4_K || type == GgmlType::Q5_K; }
 
 void packedRowToFloat(const PackedWeights& w, int64_t row, float* out) {
-  if (w.type == GgmlType::Q4_K) {
-    std::vector<BlockQ4_K> blocks((size_t)(w.cols / QK_K));
-    unpackQ4_KRow(w, row, blocks.data());
-    typeTraits(GgmlType::Q4_K)->toFloat(blocks.data(), out, w.cols);
-    return;
-  }
+  if (w.type == GgmlType::Q4_K) return packedScaleMinKRowToFloat<BlockQ4_K>(w, row, out);
+  if (w.type == GgmlType::Q5_K) return packedScaleMinKRowToFloat<BlockQ5_K>(w, row, out);
   const int64_t nb = w.cols / QK8_0;
   const SegmentedLayout layout{nb, w.rows / 8, kQ8SuperGroup, kQ8SegmentBlocks};
   const BlockQ8_0x8* groups = reinterpret_cast<const BlockQ8_0x8*>(w.data);
@@ -621,7 +646,7 @@ void mulMatFirstChunks(const MulMatProduct* products, int count, int64_t cols, i
     int i = 0;
     while (c >= jobs[i].chunks()) c -= jobs[i++].chunks();
     // Every layout keeps a chunk's rows together, at the file layout's bytes per row (packed Q4_K
-    // at its own): the packed groups one after another, packed Q8_0's segments within their
+    // and Q5_K at their own): the packed groups one after another, packed Q8_0's segments within their
     // super-group.
     const size_t rb = jobs[i].weightRowBytes;
     const char* base = products[i].packed ? reinterpret_cast<const char*>(products[i].packed->data) : static_cast<const char*>(products[i].weights);

@@ -40,25 +40,30 @@ struct BlockQ4_0x16 {
 };
 static_assert(sizeof(BlockQ4_0x16) == 2 * sizeof(BlockQ4_0x8), "wrong q4_0x16 block size");
 
-// Q4_K rows repacked for the AVX2 kernels, row by row, so that each row is still one stream: the
-// row's block headers (Q4KHeader: d, dmin, and the 6-bit scales and mins already unpacked to
-// bytes, scalesMinsK4's order), padded to 32 bytes, then its blocks' 128 bytes of values, each
-// 32-byte load on one line. Each group g of 64 values (sub-blocks 2g and 2g + 1: lo and hi) keeps
-// its 32 bytes, but in the order the kernels multiply them: the low nibbles of byte 4l + j are x0
-// and the high nibbles x1, where 32-bit lane l of x0 holds lo[4l], lo[4l + 1], hi[4l], hi[4l + 1]
-// and of x1 lo[4l + 2], lo[4l + 3], hi[4l + 2], hi[4l + 3] (the tokens' values paired the same
-// way). One madd then takes both sub-blocks' sums of 4 with their two scales, where the file's
-// order needs a madd and a scale shuffle for each, and no block unpacks its scales. A row takes 4
-// bytes a block more than the file's (148 against 144). Zen 3, TinyLlama Q4_K at the AVX2 tier, 2
+// Q4_K and Q5_K rows repacked for the AVX2 kernels, row by row, so that each row is still one
+// stream: the row's block headers (ScaleMinKHeader: d, dmin, and the 6-bit scales and mins already
+// unpacked to bytes, scalesMinsK4's order), padded to 32 bytes, then its blocks' values (Q5_K: 32
+// bytes of fifth bits, then the nibbles), each 32-byte load on one line. Each group g of 64 values
+// (sub-blocks 2g and 2g + 1: lo and hi) keeps its 32 bytes of nibbles, but in the order the
+// kernels multiply them: the low nibbles of byte 4l + j are x0 and the high nibbles x1, where
+// 32-bit lane l of x0 holds lo[4l], lo[4l + 1], hi[4l], hi[4l + 1] and of x1 lo[4l + 2],
+// lo[4l + 3], hi[4l + 2], hi[4l + 3] (the tokens' values paired the same way); Q5_K's fifth bit
+// of x0's byte k is bit 2g of fifth-bit byte k, of x1's bit 2g + 1. One madd then takes both
+// sub-blocks' sums of 4 with their two scales, where the file's order needs a madd and a scale
+// shuffle for each, and no block unpacks its scales. A block takes 4 bytes more than the file's
+// (Q4_K 148 against 144, Q5_K 180 against 176). Zen 3, TinyLlama Q4_K at the AVX2 tier, 2
 // threads, processes alternating (4 rounds, medians of 3): decode 31-36 -> 45-55 tok/s, a 128-token
-// prefill 120-133 -> 125-144 tok/s, the same tokens.
-struct Q4KHeader {
+// prefill 120-133 -> 125-144 tok/s, the same tokens; Q5_K, 7 rounds, decode 1.02-1.38x a round
+// (median 1.08x), the 128-token prefill within the swing (0.98-1.09x).
+struct ScaleMinKHeader {
   fp16_t d, dmin;
   uint8_t scalesMins[16];  // the 8 scales, then the 8 mins
 };
-static_assert(sizeof(Q4KHeader) == 20, "d, dmin, 16 bytes");
-constexpr int64_t q4KHeaderBytes(int64_t nb) { return (nb * (int64_t)sizeof(Q4KHeader) + 31) / 32 * 32; }
-constexpr int64_t q4KPackedRowBytes(int64_t nb) { return q4KHeaderBytes(nb) + nb * (QK_K / 2); }
+static_assert(sizeof(ScaleMinKHeader) == 20, "d, dmin, 16 bytes");
+// A packed block's values: Q4_K's nibbles, or Q5_K's fifth bits and nibbles.
+constexpr int64_t scaleMinKValueBytes(bool fifthBit) { return QK_K / 2 + (fifthBit ? QK_K / 8 : 0); }
+constexpr int64_t scaleMinKHeaderBytes(int64_t nb) { return (nb * (int64_t)sizeof(ScaleMinKHeader) + 31) / 32 * 32; }
+constexpr int64_t scaleMinKPackedRowBytes(bool fifthBit, int64_t nb) { return scaleMinKHeaderBytes(nb) + nb * scaleMinKValueBytes(fifthBit); }
 
 // A Q8_0 activation block's scale as a float and 8 times the sum of its values: what a product
 // with unsigned Q4_0 nibbles n needs to give sum((n - 8) * y).
@@ -164,9 +169,11 @@ void gemmQ4_0x8_avx2(int64_t nb, int64_t nGroups, int64_t nt, float* s, int64_t 
 // s[t * ldS + 8(g - g0) + r].
 void gemmQ4_0x16_avx512(int64_t nb, int64_t nGroups, int64_t g0, int64_t g1, int64_t nt, float* s, int64_t ldS,
                         const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums);
-// mat-mul-k-avx2.cpp: vecDotManyQ4_K_avx2's products, with its bits, against rows packed as
-// Q4KHeader describes (xStride: q4KPackedRowBytes).
+// mat-mul-k-avx2.cpp: vecDotManyQ4_K_avx2's and vecDotManyQ5_K_avx2's products, with their bits,
+// against rows packed as ScaleMinKHeader describes (xStride: scaleMinKPackedRowBytes).
 void vecDotManyQ4_KPacked_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
+                               const void* y, size_t yStride);
+void vecDotManyQ5_KPacked_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                                const void* y, size_t yStride);
 #endif
 
@@ -176,15 +183,15 @@ void vecDotManyQ4_KPacked_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int6
 struct PackedWeights {
   GgmlType type = GgmlType::F32;
   int64_t rows = 0, cols = 0;
-  int groupRows = 8;  // rows per packed block: 8 (BlockQ4_0x8, BlockQ8_0x8), 16 (pairs of groups as BlockQ4_0x16), or 1 (Q4_K)
+  int groupRows = 8;  // rows per packed block: 8 (BlockQ4_0x8, BlockQ8_0x8), 16 (pairs of groups as BlockQ4_0x16), or 1 (Q4_K, Q5_K)
   const uint8_t* data = nullptr;
 };
 
 // Bytes of W's packed form when this CPU has a kernel for one at the current kernel level (Q4_0
-// with AVX2 and Q8_0 with the AVX-512 kernels, rows a multiple of 8; Q4_K with the AVX2 kernels,
-// not the AVX-512 ones); 0 when it has none. A plan built at one level and run at another still
-// gets the same bits (gemvQ8_0x8_avx2 reads packed Q8_0, and the AVX2 kernels read packed Q4_K at
-// any level).
+// with AVX2 and Q8_0 with the AVX-512 kernels, rows a multiple of 8; Q4_K and Q5_K with the AVX2
+// kernels, not the AVX-512 ones); 0 when it has none. A plan built at one level and run at another still
+// gets the same bits (gemvQ8_0x8_avx2 reads packed Q8_0, and the AVX2 kernels read packed Q4_K
+// and Q5_K at any level).
 size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols);
 
 // Packs W into dst (packedBytes(w, rows, cols) bytes, which must not be 0).
@@ -192,7 +199,7 @@ PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows
 
 size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens, int threads);
 
-// Whether single rows of a packed type can be read back (Q8_0, Q4_K), so that get_rows of tied
+// Whether single rows of a packed type can be read back (Q8_0, Q4_K, Q5_K), so that get_rows of tied
 // embeddings reads the packed copy and the file's pages can go; then packedRowToFloat gives row
 // `row` with the bits of the type's toFloat on the file's row.
 bool packedRowsReadable(GgmlType type);

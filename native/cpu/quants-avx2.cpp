@@ -55,15 +55,6 @@ __m128 minsTerm(const uint8_t* sm, const BlockQ8_K& y, float dmin, __m128 acc) {
   return minsTermNeg(minsOf(sm), sumsOf32(y), _mm_set1_ps(-dmin), acc);
 }
 
-// sum_j(min_j * sum(y_j)) of one block as an exact integer, the mins widened to int16, from the
-// block's sums of 32 (sumsOf32).
-int32_t minsSum(__m128i mins, __m128i sums32) {
-  __m128i p = _mm_madd_epi16(mins, sums32);
-  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0x4e));
-  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0xb1));
-  return _mm_cvtsi128_si32(p);
-}
-
 // Q4_K and Q5_K: per 64 values, 32 bytes of low nibbles (sub-block 2g) and high nibbles (sub-block
 // 2g + 1). The values are unsigned, so maddubs takes them directly and the mins come in through
 // bsums. Q5_K's fifth bit of value l of group g is bit 2g (low half) or 2g + 1 (high half) of

@@ -130,6 +130,14 @@ static inline __m128i sumsOf32(const BlockQ8_K& y) {
   const __m256i bsums = load32(y.bsums);
   return _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
 }
+// sum_j(min_j * sum(y_j)) of one Q4_K or Q5_K block as an exact integer, the mins widened to
+// int16, from the block's sums of 32 (sumsOf32).
+static inline int32_t minsSum(__m128i mins, __m128i sums32) {
+  __m128i p = _mm_madd_epi16(mins, sums32);
+  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0x4e));
+  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0xb1));
+  return _mm_cvtsi128_si32(p);
+}
 static inline __m256 loadF32(const float* p) { return _mm256_loadu_ps(p); }
 static inline __m256 loadF16(const fp16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 static inline __m256 loadBf16(const bf16_t* p) {

@@ -162,13 +162,13 @@ describe('a plan built at one level and run at another', () => {
   });
 });
 
-describe('Q4_K packed row by row for the AVX2 kernels', () => {
-  // Where the AVX2 kernels run (not the AVX-512 ones), a plan repacks Q4_K rows (each group's
-  // nibbles in the order the kernels pair them, the scales unpacked) and its products must give the
-  // bits of the AVX2 kernels on the file's layout, which addon.mulMat runs: decode (one token at a
-  // time), continuous-batching steps of 2-8 tokens (padded tiles), and prefill (tiles of 8 and 4
-  // tokens, then 1-3 one at a time). Its rows can be read back, so get_rows of tied Q4_K embeddings
-  // reads the packed copy and gives the generic bits.
+describe('Q4_K and Q5_K packed row by row for the AVX2 kernels', () => {
+  // Where the AVX2 kernels run (not the AVX-512 ones), a plan repacks Q4_K and Q5_K rows (each
+  // group's nibbles, and Q5_K's fifth bits, in the order the kernels pair them; the scales unpacked)
+  // and its products must give the bits of the AVX2 kernels on the file's layout, which
+  // addon.mulMat runs: decode (one token at a time), continuous-batching steps of 2-8 tokens (padded
+  // tiles), and prefill (tiles of 8 and 4 tokens, then 1-3 one at a time). Their rows can be read
+  // back, so get_rows of tied embeddings reads the packed copy.
   const addon = native();
   const fileLayout = (type: GgmlType, weights: Uint8Array, rows: number, cols: number, x: Float32Array, nTokens: number) => {
     const y = new Float32Array(nTokens * rows);
@@ -180,58 +180,63 @@ describe('Q4_K packed row by row for the AVX2 kernels', () => {
     { rows: 72, cols: 256 * 5 },   // headers of 100 bytes, padded to 128
     { rows: 40, cols: 256 * 22 },  // TinyLlama's ffn_down width
   ];
-  for (const { rows, cols } of shapes) {
-    it(`${rows} rows x ${cols} values`, async () => {
-      const r = prng(rows * 7 + cols);
-      const weights = quantize(GgmlType.Q4_K, gaussians(r, rows * cols));
-      for (const nTokens of [1, 2, 3, 5, 8, 9, 15, 37]) {
-        const x = gaussians(r, nTokens * cols);
-        addon.setKernelLevel('avx2');
-        const expected = fileLayout(GgmlType.Q4_K, weights, rows, cols, x, nTokens);
-        expect(addon.timeMulMat(GgmlType.Q4_K, weights, rows, cols, x, nTokens, 1).packed).toBe(addon.cpuFeatures().avx2);
-        expect(await product('avx2', GgmlType.Q4_K, weights, rows, cols, x, nTokens), `${nTokens} tokens`).toEqual(expected);
-        // The best tier: packed too where it runs the AVX2 kernels, its own kernels' bits (the
-        // same) where it runs the AVX-512 ones.
-        expect(await product('best', GgmlType.Q4_K, weights, rows, cols, x, nTokens), `best, ${nTokens} tokens`).toEqual(expected);
+  for (const type of [GgmlType.Q4_K, GgmlType.Q5_K]) {
+    const name = GGML_TYPES[type].name;
+    for (const { rows, cols } of shapes) {
+      it(`${name}: ${rows} rows x ${cols} values`, async () => {
+        const r = prng(rows * 7 + cols + type);
+        const weights = quantize(type, gaussians(r, rows * cols));
+        for (const nTokens of [1, 2, 3, 5, 8, 9, 15, 37]) {
+          const x = gaussians(r, nTokens * cols);
+          addon.setKernelLevel('avx2');
+          const expected = fileLayout(type, weights, rows, cols, x, nTokens);
+          expect(addon.timeMulMat(type, weights, rows, cols, x, nTokens, 1).packed).toBe(addon.cpuFeatures().avx2);
+          expect(await product('avx2', type, weights, rows, cols, x, nTokens), `${nTokens} tokens`).toEqual(expected);
+          // The best tier: packed too where it runs the AVX2 kernels, its own kernels' bits (the
+          // same) where it runs the AVX-512 ones.
+          expect(await product('best', type, weights, rows, cols, x, nTokens), `best, ${nTokens} tokens`).toEqual(expected);
+        }
+      });
+    }
+
+    it(`${name}: every value reaches the product`, async () => {
+      // One changed value (row 0, block 0, value 37: the high nibble of its 6th byte of values) must
+      // change row 0's sum, and the packed product must follow it: a packing that dropped or moved
+      // a value would not.
+      const r = prng(5 + type);
+      const rows = 8, cols = 512;
+      const weights = quantize(type, gaussians(r, rows * cols));
+      const x = gaussians(r, cols);
+      const changed = weights.slice();
+      const values = type === GgmlType.Q5_K ? 48 : 16;  // d, dmin, scales (and Q5_K's 32 bytes of fifth bits)
+      changed[values + 5]! ^= 0x10;
+      addon.setKernelLevel('avx2');
+      const y = await product('avx2', type, changed, rows, cols, x, 1);
+      expect(y[0]).not.toEqual(fileLayout(type, weights, rows, cols, x, 1)[0]);
+      expect(y).toEqual(fileLayout(type, changed, rows, cols, x, 1));
+    });
+
+    it(`${name}: tied embeddings, get_rows reads the packed rows back`, async () => {
+      // The table is read by get_rows and by mul_mat (an output head tied to the embeddings), so the
+      // plan packs it and get_rows reads its rows out of the packed copy: the logits must be the file
+      // layout's product of the table with its own rows as the generic get_rows gives them.
+      const r = prng(79 + type);
+      const vocab = 24, cols = 256 * 3, nTokens = 7;
+      const table = quantize(type, gaussians(r, vocab * cols));
+      const ids = Int32Array.from(range(nTokens), (i) => (i * 11 + 2) % vocab);
+      native().setKernelLevel('generic');
+      const lookup = new GraphBuilder();
+      const rows = await runGraph(lookup, lookup.getRows('x', lookup.constant('embd', type, cols, vocab, data(table)), lookup.tokens()), nTokens, cols, ids);
+      expect(rows.some((v) => v !== 0)).toBe(true);
+      for (const level of ['avx2', 'best'] as const) {
+        native().setKernelLevel(level);
+        const g = new GraphBuilder();
+        const embd = g.constant('embd', type, cols, vocab, data(table));
+        const logits = await runGraph(g, g.mulMat('logits', embd, g.getRows('x', embd, g.tokens())), nTokens, vocab, ids);
+        expect(logits, level).toEqual(fileLayout(type, table, vocab, cols, rows, nTokens));
       }
     });
   }
-
-  it('a wrong nibble order or scale gives other sums (the test can fail)', async () => {
-    // The packed kernels against the file's layout with one weight changed: a packing that lost
-    // a nibble's place would be caught the same way.
-    const r = prng(5);
-    const rows = 8, cols = 512;
-    const weights = quantize(GgmlType.Q4_K, gaussians(r, rows * cols));
-    const x = gaussians(r, cols);
-    const changed = weights.slice();
-    changed[16 + 5] ^= 0x10;  // row 0, block 0: the high nibble of byte 5 (value 37)
-    addon.setKernelLevel('avx2');
-    const y = await product('avx2', GgmlType.Q4_K, changed, rows, cols, x, 1);
-    expect(y[0]).not.toEqual(fileLayout(GgmlType.Q4_K, weights, rows, cols, x, 1)[0]);
-    expect(y).toEqual(fileLayout(GgmlType.Q4_K, changed, rows, cols, x, 1));
-  });
-
-  it('tied Q4_K embeddings: get_rows reads the packed rows back', async () => {
-    // The table is read by get_rows and by mul_mat (an output head tied to the embeddings), so the
-    // plan packs it and get_rows reads its rows out of the packed copy: the logits must be the file
-    // layout's product of the table with its own rows as the generic get_rows gives them.
-    const r = prng(79);
-    const vocab = 24, cols = 256 * 3, nTokens = 7;
-    const table = quantize(GgmlType.Q4_K, gaussians(r, vocab * cols));
-    const ids = Int32Array.from(range(nTokens), (i) => (i * 11 + 2) % vocab);
-    native().setKernelLevel('generic');
-    const lookup = new GraphBuilder();
-    const rows = await runGraph(lookup, lookup.getRows('x', lookup.constant('embd', GgmlType.Q4_K, cols, vocab, data(table)), lookup.tokens()), nTokens, cols, ids);
-    expect(rows.some((v) => v !== 0)).toBe(true);
-    for (const level of ['avx2', 'best'] as const) {
-      native().setKernelLevel(level);
-      const g = new GraphBuilder();
-      const embd = g.constant('embd', GgmlType.Q4_K, cols, vocab, data(table));
-      const logits = await runGraph(g, g.mulMat('logits', embd, g.getRows('x', embd, g.tokens())), nTokens, vocab, ids);
-      expect(logits, level).toEqual(fileLayout(GgmlType.Q4_K, table, vocab, cols, rows, nTokens));
-    }
-  });
 });
 
 describe('products of one activation in a row', () => {

@@ -255,7 +255,7 @@ describe('timeMulMat (the kernel timer of bench kernel-timer)', () => {
     // Cycling through copies of the weights (packed, and in the file's layout).
     expect(addon.timeMulMat(GgmlType.Q4_0, weights, 16, cols, x, 2, 5, 3).minUs).toBeGreaterThan(0);
     expect(addon.timeMulMat(GgmlType.Q4_0, weights, 16, cols, x, 2, 5, 3, 2).minUs).toBeGreaterThan(0);
-    // Q4_K where the AVX2 kernels run (any row count), not where the AVX-512 ones do; Q6_K never.
+    // Q4_K and Q5_K where the AVX2 kernels run (any row count), not where the AVX-512 ones do; Q6_K never.
     expect(addon.timeMulMat(GgmlType.Q4_K, new Uint8Array(rowBytes(GgmlType.Q4_K, cols) * 3), 3, cols, x, 2, 5, 3).packed).toBe(addon.cpuFeatures().avx2 && !addon.cpuFeatures().avx512Vnni);
     expect(addon.timeMulMat(GgmlType.Q6_K, new Uint8Array(rowBytes(GgmlType.Q6_K, cols) * 4), 4, cols, x, 2, 5, 3).packed).toBe(false);
   });
