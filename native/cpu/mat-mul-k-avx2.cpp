@@ -5,7 +5,8 @@
 // tokens are walked outer so that they stay in L1 while the chunk's rows come from L2. Every
 // (row, token) gets the row dot's int32 lanes (exact integers, in any order: here one madd takes
 // two sub-blocks' sums with their two scales) and its FMAs in block order. Fewer tokens than a
-// tile (decode) go to the row tiles of quants-avx2.cpp.
+// tile (decode) go to the row tiles of quants-avx2.cpp, or, for Q4_K and Q5_K rows packed as
+// ScaleMinKHeader describes, to the packed row dot here; the tiles read either layout.
 // Compiled with -mavx2 -mfma -mf16c.
 #include <immintrin.h>
 
@@ -168,26 +169,19 @@ struct ScaleMinK {
       for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
 #pragma GCC unroll 4
       for (int g = 0; g < QK_K / 64; g++) {
+        // The low and the high nibbles (the file's sub-blocks 2g and 2g + 1; packed rows' x0 and
+        // x1), each with its fifth bit (bit 2g, 2g + 1 of its byte of qh in either layout).
         const __m256i bits = load32(rows.values(b) + 32 * g);
-        __m256i x0, x1;
-        if constexpr (Rows::kPaired) {
-          x0 = _mm256_and_si256(bits, low4);
-          x1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
-          if constexpr (kFifthBit) {
-            const __m256i qh = load32(rows.fifthBits(b));
-            x0 = _mm256_or_si256(x0, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
-            x1 = _mm256_or_si256(x1, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
-          }
-        } else {
-          __m256i vLo = _mm256_and_si256(bits, low4);
-          __m256i vHi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
-          if constexpr (kFifthBit) {
-            const __m256i qh = load32(rows.fifthBits(b));
-            vLo = _mm256_or_si256(vLo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
-            vHi = _mm256_or_si256(vHi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
-          }
-          x0 = pairWords(vLo, vHi, 0);
-          x1 = pairWords(vLo, vHi, 1);
+        __m256i x0 = _mm256_and_si256(bits, low4), x1 = _mm256_and_si256(_mm256_srli_epi16(bits, 4), low4);
+        if constexpr (kFifthBit) {
+          const __m256i qh = load32(rows.fifthBits(b));
+          x0 = _mm256_or_si256(x0, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g), 4), bit4));
+          x1 = _mm256_or_si256(x1, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * g + 1), 4), bit4));
+        }
+        if constexpr (!Rows::kPaired) {
+          const __m256i lo = x0, hi = x1;
+          x0 = pairWords(lo, hi, 0);
+          x1 = pairWords(lo, hi, 1);
         }
         int32_t both;  // the two sub-blocks' scales side by side, as their sums are
         __builtin_memcpy(&both, &sm[2 * g], sizeof both);
@@ -360,7 +354,7 @@ void many(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* 
   if (fours < nt) few(n, nr, nt - fours, s + fours * ldS, ldS, vx, xStride, y + fours * yStride, yStride);
 }
 
-// One token as the packed Q4_K row dot takes it, block by block: its values paired as the packed
+// One token as the packed Q4_K and Q5_K row dot takes it, block by block: its values paired as the packed
 // rows' nibbles are (as PreparedScaleMin pairs them), its sums of 32 for the mins term, its d.
 struct PreparedToken {
   __m256i pair[QK_K / 64][2];
