@@ -310,7 +310,7 @@ PackedWeights packQ8_0(const TypeTraits& w, const void* weights, int64_t rows, i
 // lo[4l + 1], hi[4l], hi[4l + 1] and x1's lo[4l + 2], lo[4l + 3], hi[4l + 2], hi[4l + 3]. The
 // file's byte i of the group holds lo[i] and, high, hi[i] (Q5_K's fifth bits: bits 2g and 2g + 1
 // of qh[i]). forEach(packedByte, packedHalf, fileByte, fileHalf) visits all 64 values (halves: 0
-// for x0 and lo, 1 for x1 and hi).
+// for x0 and lo, 1 for x1 and hi). packScaleMinK_avx2 packs in this order; get_rows reads it back.
 template <typename F>
 void scaleMinKPairedOrder(F forEach) {
   for (int k = 0; k < 32; k++) {
@@ -322,48 +322,21 @@ void scaleMinKPairedOrder(F forEach) {
 }
 
 // Where a packed Q4_K or Q5_K row keeps its parts.
-template <typename Byte>
 struct ScaleMinKRow {
-  Byte* base;
+  const uint8_t* base;
   int64_t nb;
   bool fifthBit;
-  auto* header(int64_t b) const { return reinterpret_cast<std::conditional_t<std::is_const_v<Byte>, const ScaleMinKHeader, ScaleMinKHeader>*>(base) + b; }
-  Byte* fifthBits(int64_t b) const { return base + scaleMinKHeaderBytes(nb) + scaleMinKValueBytes(fifthBit) * b; }
-  Byte* nibbles(int64_t b) const { return fifthBits(b) + (fifthBit ? QK_K / 8 : 0); }
+  const ScaleMinKHeader* header(int64_t b) const { return reinterpret_cast<const ScaleMinKHeader*>(base) + b; }
+  const uint8_t* fifthBits(int64_t b) const { return base + scaleMinKHeaderBytes(nb) + scaleMinKValueBytes(fifthBit) * b; }
+  const uint8_t* nibbles(int64_t b) const { return fifthBits(b) + (fifthBit ? QK_K / 8 : 0); }
 };
-
-template <typename Block>
-PackedWeights packScaleMinK(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
-  constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
-  const int64_t nb = cols / QK_K, stride = scaleMinKPackedRowBytes(kFifthBit, nb);
-  const Block* src = static_cast<const Block*>(weights);
-  for (int64_t r = 0; r < rows; r++) {
-    const ScaleMinKRow<uint8_t> row{dst + r * stride, nb, kFifthBit};
-    std::memset(row.base, 0, (size_t)stride);
-    for (int64_t b = 0; b < nb; b++) {
-      const Block& q = src[r * nb + b];
-      row.header(b)->d = q.d;
-      row.header(b)->dmin = q.dmin;
-      unpackScalesMinsK4(q.scales, row.header(b)->scalesMins);
-      for (int g = 0; g < QK_K / 64; g++) {
-        const uint8_t* in = q.qs + 32 * g;
-        uint8_t* out = row.nibbles(b) + 32 * g;
-        scaleMinKPairedOrder([&](int k, int half, int i, int fileHalf) {
-          out[k] |= (uint8_t)(((in[i] >> (4 * fileHalf)) & 0x0f) << (4 * half));
-          if constexpr (kFifthBit) row.fifthBits(b)[k] |= (uint8_t)(((q.qh[i] >> (2 * g + fileHalf)) & 1) << (2 * g + half));
-        });
-      }
-    }
-  }
-  return PackedWeights{w.type, rows, cols, 1, dst};
-}
 
 // Row `row` of packed Q4_K or Q5_K back in the file's blocks.
 template <typename Block>
 void unpackScaleMinKRow(const PackedWeights& w, int64_t r, Block* out) {
   constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
   const int64_t nb = w.cols / QK_K;
-  const ScaleMinKRow<const uint8_t> row{w.data + r * scaleMinKPackedRowBytes(kFifthBit, nb), nb, kFifthBit};
+  const ScaleMinKRow row{w.data + r * scaleMinKPackedRowBytes(kFifthBit, nb), nb, kFifthBit};
   for (int64_t b = 0; b < nb; b++) {
     Block& q = out[b];
     std::memset(&q, 0, sizeof q);
@@ -395,8 +368,12 @@ void packedScaleMinKRowToFloat(const PackedWeights& w, int64_t row, float* out) 
 // and Q5_K row by row (ScaleMinKHeader).
 PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows, int64_t cols, uint8_t* dst) {
   if (w.type == GgmlType::Q8_0) return packQ8_0(w, weights, rows, cols, dst);
-  if (w.type == GgmlType::Q4_K) return packScaleMinK<BlockQ4_K>(w, weights, rows, cols, dst);
-  if (w.type == GgmlType::Q5_K) return packScaleMinK<BlockQ5_K>(w, weights, rows, cols, dst);
+#if defined(__x86_64__) || defined(__i386__)
+  if (w.type == GgmlType::Q4_K || w.type == GgmlType::Q5_K) {
+    packScaleMinK_avx2(w.type == GgmlType::Q5_K, weights, rows, cols / QK_K, dst);
+    return PackedWeights{w.type, rows, cols, 1, dst};
+  }
+#endif
   const int64_t nb = cols / QK4_0, nGroups = rows / 8, nPairs = useAvx512() ? nGroups / 2 : 0;
   const SegmentedLayout pairs{nb, nPairs, kQ4SuperPairs, kQ4SegmentBlocks};
   const BlockQ4_0* src = static_cast<const BlockQ4_0*>(weights);

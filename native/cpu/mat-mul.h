@@ -175,6 +175,9 @@ void vecDotManyQ4_KPacked_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int6
                                const void* y, size_t yStride);
 void vecDotManyQ5_KPacked_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                                const void* y, size_t yStride);
+// mat-mul-k-avx2.cpp: rows of Q4_K (fifthBit false) or Q5_K blocks (nb a row) packed into dst as
+// ScaleMinKHeader describes.
+void packScaleMinK_avx2(bool fifthBit, const void* src, int64_t rows, int64_t nb, uint8_t* dst);
 #endif
 
 // Weights rearranged once, when a plan is built, for a kernel that reads several rows at once.
