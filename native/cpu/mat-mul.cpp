@@ -115,7 +115,7 @@ struct MulMatJob {
   float* y = nullptr;
   char* scratch = nullptr;
   size_t weightRowBytes = 0, actRowBytes = 0;
-  // The kernel of a Plain product: w's vecDotMany, or the one for packed Q4_K rows.
+  // The kernel of a Plain product: w's vecDotMany, or the one for packed Q4_K or Q5_K rows.
   VecDotManyFn many = nullptr;
   Split split{};
   // Packed weights. Q4_0: after the Q8_0 rows in scratch, each block's sums. Q8_0 against several

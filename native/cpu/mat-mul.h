@@ -186,15 +186,17 @@ void packScaleMinK_avx2(bool fifthBit, const void* src, int64_t rows, int64_t nb
 struct PackedWeights {
   GgmlType type = GgmlType::F32;
   int64_t rows = 0, cols = 0;
-  int groupRows = 8;  // rows per packed block: 8 (BlockQ4_0x8, BlockQ8_0x8), 16 (pairs of groups as BlockQ4_0x16), or 1 (Q4_K, Q5_K)
+  // Rows per packed block: 8 (BlockQ4_0x8, BlockQ8_0x8), 16 (pairs of groups as BlockQ4_0x16), or 1
+  // (Q4_K, Q5_K).
+  int groupRows = 8;
   const uint8_t* data = nullptr;
 };
 
 // Bytes of W's packed form when this CPU has a kernel for one at the current kernel level (Q4_0
 // with AVX2 and Q8_0 with the AVX-512 kernels, rows a multiple of 8; Q4_K and Q5_K with the AVX2
-// kernels, not the AVX-512 ones); 0 when it has none. A plan built at one level and run at another still
-// gets the same bits (gemvQ8_0x8_avx2 reads packed Q8_0, and the AVX2 kernels read packed Q4_K
-// and Q5_K at any level).
+// kernels, not the AVX-512 ones); 0 when it has none. A plan built at one level and run at
+// another still gets the same bits (gemvQ8_0x8_avx2 reads packed Q8_0, and the AVX2 kernels read
+// packed Q4_K and Q5_K at any level).
 size_t packedBytes(const TypeTraits& w, int64_t rows, int64_t cols);
 
 // Packs W into dst (packedBytes(w, rows, cols) bytes, which must not be 0).
@@ -202,9 +204,9 @@ PackedWeights packWeights(const TypeTraits& w, const void* weights, int64_t rows
 
 size_t mulMatPackedScratchBytes(const PackedWeights& w, int64_t nTokens, int threads);
 
-// Whether single rows of a packed type can be read back (Q8_0, Q4_K, Q5_K), so that get_rows of tied
-// embeddings reads the packed copy and the file's pages can go; then packedRowToFloat gives row
-// `row` with the bits of the type's toFloat on the file's row.
+// Whether single rows of a packed type can be read back (Q8_0, Q4_K, Q5_K), so that get_rows of
+// tied embeddings reads the packed copy and the file's pages can go; then packedRowToFloat gives
+// row `row` with the bits of the type's toFloat on the file's row.
 bool packedRowsReadable(GgmlType type);
 void packedRowToFloat(const PackedWeights& w, int64_t row, float* out);
 
