@@ -59,11 +59,14 @@ inline __m256i pairWords(__m256i a, __m256i b, int half) {
   return half == 0 ? _mm256_blend_epi16(a, _mm256_slli_epi32(b, 16), 0xaa) : _mm256_blend_epi16(_mm256_srli_epi32(a, 16), b, 0xaa);
 }
 
-// A token's values of one block, paired (see PreparedScaleMin) and its d.
+// Half `half` of a token's values of group g of one block, paired (see PreparedScaleMin).
+inline __m256i tokenPair(const BlockQ8_K& yb, int g, int half) { return pairWords(load32(yb.qs + 64 * g), load32(yb.qs + 64 * g + 32), half); }
+
+// A token's values of one block, paired, and its d.
 template <typename Prepared>
 void preparePairs(const BlockQ8_K& yb, int t, Prepared* out) {
   for (int g = 0; g < QK_K / 64; g++)
-    for (int half = 0; half < 2; half++) out->pair[g][half][t] = pairWords(load32(yb.qs + 64 * g), load32(yb.qs + 64 * g + 32), half);
+    for (int half = 0; half < 2; half++) out->pair[g][half][t] = tokenPair(yb, g, half);
   out->dy[t] = _mm256_set1_ps(yb.d);
 }
 
@@ -365,7 +368,7 @@ struct PreparedToken {
 void prepareToken(const BlockQ8_K* y, int64_t nb, PreparedToken* out) {
   for (int64_t b = 0; b < nb; b++) {
     for (int g = 0; g < QK_K / 64; g++)
-      for (int half = 0; half < 2; half++) out[b].pair[g][half] = pairWords(load32(y[b].qs + 64 * g), load32(y[b].qs + 64 * g + 32), half);
+      for (int half = 0; half < 2; half++) out[b].pair[g][half] = tokenPair(y[b], g, half);
     out[b].sums = sumsOf32(y[b]);
     out[b].d = y[b].d;
   }

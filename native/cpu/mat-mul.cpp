@@ -331,14 +331,16 @@ struct ScaleMinKRow {
   const uint8_t* nibbles(int64_t b) const { return fifthBits(b) + (fifthBit ? QK_K / 8 : 0); }
 };
 
-// Row `row` of packed Q4_K or Q5_K back in the file's blocks.
+// Row r of packed Q4_K or Q5_K as floats, each block back in the file's layout and through the
+// type's toFloat (a block on the stack: get_rows runs in the forward step).
 template <typename Block>
-void unpackScaleMinKRow(const PackedWeights& w, int64_t r, Block* out) {
+void packedScaleMinKRowToFloat(const PackedWeights& w, int64_t r, float* out) {
   constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
   const int64_t nb = w.cols / QK_K;
   const ScaleMinKRow row{w.data + r * scaleMinKPackedRowBytes(kFifthBit, nb), nb, kFifthBit};
+  const TypeTraits& traits = *typeTraits(w.type);
   for (int64_t b = 0; b < nb; b++) {
-    Block& q = out[b];
+    Block q;
     std::memset(&q, 0, sizeof q);
     q.d = row.header(b)->d;
     q.dmin = row.header(b)->dmin;
@@ -351,14 +353,8 @@ void unpackScaleMinKRow(const PackedWeights& w, int64_t r, Block* out) {
         if constexpr (kFifthBit) q.qh[i] |= (uint8_t)(((row.fifthBits(b)[k] >> (2 * g + half)) & 1) << (2 * g + fileHalf));
       });
     }
+    traits.toFloat(&q, out + b * QK_K, QK_K);
   }
-}
-
-template <typename Block>
-void packedScaleMinKRowToFloat(const PackedWeights& w, int64_t row, float* out) {
-  std::vector<Block> blocks((size_t)(w.cols / QK_K));
-  unpackScaleMinKRow(w, row, blocks.data());
-  typeTraits(w.type)->toFloat(blocks.data(), out, w.cols);
 }
 
 }  // namespace
@@ -481,21 +477,8 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
   job.x = x;
   job.y = p.y;
   job.scratch = scratch;
-  if (const PackedWeights* w = p.packed; w && (w->type == GgmlType::Q4_K || w->type == GgmlType::Q5_K)) {
-    // Rows of another width, and their own kernel; otherwise a product in the file's layout.
-    const bool q5 = w->type == GgmlType::Q5_K;
-    job.w = typeTraits(w->type);
-    job.act = typeTraits(job.w->vecDotType);
-    job.weights = reinterpret_cast<const char*>(w->data);
-    job.weightRowBytes = (size_t)scaleMinKPackedRowBytes(q5, cols / QK_K);
-    job.actRowBytes = rowBytes(job.act->type, cols);
-#if defined(__x86_64__) || defined(__i386__)
-    job.many = q5 ? vecDotManyQ5_KPacked_avx2 : vecDotManyQ4_KPacked_avx2;
-#endif
-    job.split = splitWork(job.weightRowBytes, job.actRowBytes, p.rows, threads, 1, nTokens);
-    return job;
-  }
-  if (const PackedWeights* w = p.packed) {
+  const bool scaleMinK = p.packed && (p.packed->type == GgmlType::Q4_K || p.packed->type == GgmlType::Q5_K);
+  if (const PackedWeights* w = p.packed; w && !scaleMinK) {
     const TypeTraits& q8 = *typeTraits(GgmlType::Q8_0);
     job.packed = w;
     job.act = &q8;
@@ -523,12 +506,17 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
     }
     return job;
   }
-  job.w = p.w;
-  job.act = typeTraits(p.w->vecDotType);
-  job.weights = static_cast<const char*>(p.weights);
-  job.weightRowBytes = rowBytes(p.w->type, cols);
+  // The file's layout, or packed Q4_K/Q5_K rows: the same product at another row width, with
+  // their own kernel.
+  job.w = scaleMinK ? typeTraits(p.packed->type) : p.w;
+  job.act = typeTraits(job.w->vecDotType);
+  job.weights = scaleMinK ? reinterpret_cast<const char*>(p.packed->data) : static_cast<const char*>(p.weights);
+  job.weightRowBytes = scaleMinK ? (size_t)scaleMinKPackedRowBytes(job.w->type == GgmlType::Q5_K, cols / QK_K) : rowBytes(job.w->type, cols);
   job.actRowBytes = rowBytes(job.act->type, cols);
-  job.many = p.w->vecDotMany;
+  job.many = job.w->vecDotMany;
+#if defined(__x86_64__) || defined(__i386__)
+  if (scaleMinK) job.many = job.w->type == GgmlType::Q5_K ? vecDotManyQ5_KPacked_avx2 : vecDotManyQ4_KPacked_avx2;
+#endif
   job.split = splitWork(job.weightRowBytes, job.actRowBytes, p.rows, threads, 1, nTokens);
   return job;
 }
