@@ -401,7 +401,7 @@ void packedScaleMinKRow(int64_t nb, float* s, const char* row, const PreparedTok
     const __m128i mins16 = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));
     const __m128 minScale = _mm_permute_ps(scale, 0x55);
     if constexpr (kFifthBit) summs = fmaSingle(-_mm_cvtss_f32(minScale), (float)minsSum(mins16, tb[b].sums), summs);
-    else accMins = _mm_fnmadd_ps(minScale, _mm_cvtepi32_ps(_mm_madd_epi16(mins16, tb[b].sums)), accMins);
+    else accMins = minsTermNeg(mins16, tb[b].sums, minScale, accMins);
     const uint8_t* qs = x.values(b);
     __m256i qh;
     if constexpr (kFifthBit) qh = _mm256_load_si256(reinterpret_cast<const __m256i*>(x.fifthBits(b)));

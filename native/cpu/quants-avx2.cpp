@@ -42,13 +42,6 @@ float identity(float v) { return v; }
 // The 8 mins of scalesMinsK4's bytes (sm[8..16)) widened to int16.
 __m128i minsOf(const uint8_t* sm) { return _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sm + 8))); }
 
-// The mins term taken off, the mins already widened (the high 8 bytes of scalesMinsK4's result),
-// the block's sums of 32 (sumsOf32) and the scale y.d * dmin in every lane: -(scale * (mins .
-// sums)) + acc, fused (the same bits as the FMA of the negated scale).
-__m128 minsTermNeg(__m128i mins16, __m128i sums32, __m128 scale, __m128 acc) {
-  return _mm_fnmadd_ps(scale, _mm_cvtepi32_ps(_mm_madd_epi16(mins16, sums32)), acc);
-}
-
 // Q4_K and Q5_K: the part of the dot product carried by the mins, dmin * sum_j(min_j * sum(y_j)),
 // from the 6-bit mins in sm[8..16) and the Q8_K block's sums of 16.
 __m128 minsTerm(const uint8_t* sm, const BlockQ8_K& y, float dmin, __m128 acc) {

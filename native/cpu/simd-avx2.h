@@ -130,6 +130,14 @@ static inline __m128i sumsOf32(const BlockQ8_K& y) {
   const __m256i bsums = load32(y.bsums);
   return _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
 }
+
+// The mins term taken off, the mins already widened (the high 8 bytes of scalesMinsK4's result),
+// the block's sums of 32 (sumsOf32) and the scale y.d * dmin in every lane: -(scale * (mins .
+// sums)) + acc, fused (the same bits as the FMA of the negated scale).
+static inline __m128 minsTermNeg(__m128i mins16, __m128i sums32, __m128 scale, __m128 acc) {
+  return _mm_fnmadd_ps(scale, _mm_cvtepi32_ps(_mm_madd_epi16(mins16, sums32)), acc);
+}
+
 // sum_j(min_j * sum(y_j)) of one Q4_K or Q5_K block as an exact integer, the mins widened to
 // int16, from the block's sums of 32 (sumsOf32).
 static inline int32_t minsSum(__m128i mins, __m128i sums32) {
