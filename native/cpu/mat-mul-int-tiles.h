@@ -147,7 +147,7 @@ void q4_0x8Tile(int64_t nb, const BlockQ4_0x8* const* xs, const BlockQ8_0* y, co
 // TinyLlama Q4_0 ahead in 4 of 5 pairs (44.9-49.5 -> 46.9-60.8).
 template <typename Sums>
 void q4_0x8Decode(int64_t nb, int64_t nGroups, float* s, const BlockQ4_0x8* x, const BlockQ8_0* y, const Q8BlockSums* sums) {
-  halfApart(
+  simd::halfApart(
       nGroups,
       [&](int64_t g, int64_t h) {
         const BlockQ4_0x8* xs[2] = {x + g * nb, x + h * nb};

@@ -30,17 +30,6 @@ constexpr int kPrefetchBytes = 512;
 // Packed Q4_0 is one stream per group of 8 rows; there a farther distance pays (9.4 -> 11.7 GB/s).
 constexpr int kPackedPrefetchBytes = 4096;
 
-// A decode chunk's units [0, n) (rows, or groups of packed rows) as two streams half a chunk apart:
-// pair(i, i + n / 2) for each i < n / 2, then last(n - 1) when n is odd. Each unit's sums are its
-// own, so the order does not change them. Units read side by side one after another made as many
-// short streams as the tile took units, which the memory served worse (q8_0Rows in mat-mul-avx2.cpp).
-template <typename Pair, typename Last>
-inline void halfApart(int64_t n, Pair pair, Last last) {
-  const int64_t h = n / 2;
-  for (int64_t i = 0; i < h; i++) pair(i, i + h);
-  if (n % 2) last(n - 1);
-}
-
 struct TileArgs {
   int64_t n;
   float* s;

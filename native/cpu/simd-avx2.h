@@ -38,6 +38,19 @@ static inline void blocksOneAhead(int64_t nb, Ahead ahead, Body body) {
   }
 }
 
+// A decode chunk's units [0, n) (rows, or groups of packed rows) as two streams half a chunk apart:
+// pair(i, i + n / 2) for each i < n / 2, then last(n - 1) when n is odd. Each unit's sums are its
+// own, so the order does not change them. Units read side by side one after another made as many
+// short streams as the tile took units, which the memory served worse (q8_0Rows in mat-mul-avx2.cpp);
+// packed Q4_K and Q5_K rows one at a time, one stream, left the arithmetic of consecutive blocks
+// waiting on each other (packedScaleMinKRows in mat-mul-k-avx2.cpp).
+template <typename Pair, typename Last>
+static inline void halfApart(int64_t n, Pair pair, Last last) {
+  const int64_t h = n / 2;
+  for (int64_t i = 0; i < h; i++) pair(i, i + h);
+  if (n % 2) last(n - 1);
+}
+
 // Asks for every cache line of the `Size` bytes at p + ahead. A walk over blocks of `Size` bytes
 // that calls this per block asks for each line of its stream: a single prefetch per 144-byte packed
 // Q4_0 block skipped about every other line, which then came late (decode 2048 -> 5632, 2 threads:
