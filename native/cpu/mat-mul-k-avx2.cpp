@@ -119,17 +119,12 @@ struct FileRows {
 };
 
 template <bool kFifthBit>
-struct PackedRows {
+struct PackedRows : ScaleMinKPackedRow<kFifthBit> {
   static constexpr bool kPaired = true;
-  static constexpr int64_t kValueBytes = scaleMinKValueBytes(kFifthBit), kBitBytes = kFifthBit ? QK_K / 8 : 0;
-  const ScaleMinKHeader* headers;
-  const uint8_t* data;
-  PackedRows(const char* row, int64_t nb)
-      : headers(reinterpret_cast<const ScaleMinKHeader*>(row)), data(reinterpret_cast<const uint8_t*>(row) + scaleMinKHeaderBytes(nb)) {}
-  __m128i scalesMins(int64_t b) const { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(headers[b].scalesMins)); }
-  const fp16_t* dAndMin(int64_t b) const { return &headers[b].d; }
-  const uint8_t* values(int64_t b) const { return data + kValueBytes * b + kBitBytes; }
-  const uint8_t* fifthBits(int64_t b) const { return data + kValueBytes * b; }
+  using ScaleMinKPackedRow<kFifthBit>::ScaleMinKPackedRow;
+  __m128i scalesMins(int64_t b) const { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(this->header(b).scalesMins)); }
+  const fp16_t* dAndMin(int64_t b) const { return &this->header(b).d; }
+  const uint8_t* values(int64_t b) const { return this->nibbles(b); }
 };
 
 // One row x T tokens of Q4_K or Q5_K x Q8_K, each entry as dotScaleMinK<Block, kFifthBit> gives
@@ -388,17 +383,19 @@ void packedScaleMinKRows(int64_t nb, float* const* s, const char* const* rows, c
   using Rows = PackedRows<kFifthBit>;
   constexpr size_t kBlockBytes = sizeof(ScaleMinKHeader) + Rows::kValueBytes;
   const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
+  Rows xs[R];
   __m256 acc[R];
   __m128 accMins[R];
   float summs[R];
   for (int r = 0; r < R; r++) {
+    xs[r] = Rows(rows[r], nb);
     acc[r] = _mm256_setzero_ps();
     accMins[r] = _mm_setzero_ps();
     summs[r] = 0.0f;
   }
   for (int64_t b = 0; b < nb; b++) {
     for (int r = 0; r < R; r++) {
-      const Rows x(rows[r], nb);
+      const Rows& x = xs[r];
       prefetchLines<kBlockBytes>(rows[r] + kBlockBytes * b, kRowStreamAheadBytes);
       const __m128i sm = x.scalesMins(b);
       alignas(32) uint16_t sc[16];

@@ -321,30 +321,20 @@ void scaleMinKPairedOrder(F forEach) {
   }
 }
 
-// Where a packed Q4_K or Q5_K row keeps its parts.
-struct ScaleMinKRow {
-  const uint8_t* base;
-  int64_t nb;
-  bool fifthBit;
-  const ScaleMinKHeader* header(int64_t b) const { return reinterpret_cast<const ScaleMinKHeader*>(base) + b; }
-  const uint8_t* fifthBits(int64_t b) const { return base + scaleMinKHeaderBytes(nb) + scaleMinKValueBytes(fifthBit) * b; }
-  const uint8_t* nibbles(int64_t b) const { return fifthBits(b) + (fifthBit ? QK_K / 8 : 0); }
-};
-
 // Row r of packed Q4_K or Q5_K as floats, each block back in the file's layout and through the
 // type's toFloat (a block on the stack: get_rows runs in the forward step).
 template <typename Block>
 void packedScaleMinKRowToFloat(const PackedWeights& w, int64_t r, float* out) {
   constexpr bool kFifthBit = std::is_same_v<Block, BlockQ5_K>;
   const int64_t nb = w.cols / QK_K;
-  const ScaleMinKRow row{w.data + r * scaleMinKPackedRowBytes(kFifthBit, nb), nb, kFifthBit};
+  const ScaleMinKPackedRow<kFifthBit> row(w.data + r * scaleMinKPackedRowBytes(kFifthBit, nb), nb);
   const TypeTraits& traits = *typeTraits(w.type);
   for (int64_t b = 0; b < nb; b++) {
     Block q;
     std::memset(&q, 0, sizeof q);
-    q.d = row.header(b)->d;
-    q.dmin = row.header(b)->dmin;
-    packScalesMinsK4(row.header(b)->scalesMins, row.header(b)->scalesMins + 8, q.scales);
+    q.d = row.header(b).d;
+    q.dmin = row.header(b).dmin;
+    packScalesMinsK4(row.header(b).scalesMins, row.header(b).scalesMins + 8, q.scales);
     for (int g = 0; g < QK_K / 64; g++) {
       const uint8_t* in = row.nibbles(b) + 32 * g;
       uint8_t* file = q.qs + 32 * g;
@@ -508,15 +498,22 @@ MulMatJob makeJob(const MulMatProduct& p, int64_t cols, const float* x, int64_t 
   }
   // The file's layout, or packed Q4_K/Q5_K rows: the same product at another row width, with
   // their own kernel.
-  job.w = scaleMinK ? typeTraits(p.packed->type) : p.w;
-  job.act = typeTraits(job.w->vecDotType);
-  job.weights = scaleMinK ? reinterpret_cast<const char*>(p.packed->data) : static_cast<const char*>(p.weights);
-  job.weightRowBytes = scaleMinK ? (size_t)scaleMinKPackedRowBytes(job.w->type == GgmlType::Q5_K, cols / QK_K) : rowBytes(job.w->type, cols);
-  job.actRowBytes = rowBytes(job.act->type, cols);
-  job.many = job.w->vecDotMany;
+  if (!scaleMinK) {
+    job.w = p.w;
+    job.weights = static_cast<const char*>(p.weights);
+    job.weightRowBytes = rowBytes(p.w->type, cols);
+    job.many = p.w->vecDotMany;
+  } else {
 #if defined(__x86_64__) || defined(__i386__)
-  if (scaleMinK) job.many = job.w->type == GgmlType::Q5_K ? vecDotManyQ5_KPacked_avx2 : vecDotManyQ4_KPacked_avx2;
+    const bool q5 = p.packed->type == GgmlType::Q5_K;
+    job.w = typeTraits(p.packed->type);
+    job.weights = reinterpret_cast<const char*>(p.packed->data);
+    job.weightRowBytes = (size_t)scaleMinKPackedRowBytes(q5, cols / QK_K);
+    job.many = q5 ? vecDotManyQ5_KPacked_avx2 : vecDotManyQ4_KPacked_avx2;
 #endif
+  }
+  job.act = typeTraits(job.w->vecDotType);
+  job.actRowBytes = rowBytes(job.act->type, cols);
   job.split = splitWork(job.weightRowBytes, job.actRowBytes, p.rows, threads, 1, nTokens);
   return job;
 }

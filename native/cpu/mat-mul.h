@@ -64,6 +64,19 @@ static_assert(sizeof(ScaleMinKHeader) == 20, "d, dmin, 16 bytes");
 constexpr int64_t scaleMinKValueBytes(bool fifthBit) { return QK_K / 2 + (fifthBit ? QK_K / 8 : 0); }
 constexpr int64_t scaleMinKHeaderBytes(int64_t nb) { return (nb * (int64_t)sizeof(ScaleMinKHeader) + 31) / 32 * 32; }
 constexpr int64_t scaleMinKPackedRowBytes(bool fifthBit, int64_t nb) { return scaleMinKHeaderBytes(nb) + nb * scaleMinKValueBytes(fifthBit); }
+// Where a packed Q4_K (kFifthBit false) or Q5_K row of nb blocks keeps its parts.
+template <bool kFifthBit>
+struct ScaleMinKPackedRow {
+  static constexpr int64_t kValueBytes = scaleMinKValueBytes(kFifthBit), kBitBytes = kFifthBit ? QK_K / 8 : 0;
+  const ScaleMinKHeader* headers = nullptr;
+  const uint8_t* data = nullptr;  // the blocks' values, after the headers
+  ScaleMinKPackedRow() = default;
+  ScaleMinKPackedRow(const void* row, int64_t nb)
+      : headers(static_cast<const ScaleMinKHeader*>(row)), data(static_cast<const uint8_t*>(row) + scaleMinKHeaderBytes(nb)) {}
+  const ScaleMinKHeader& header(int64_t b) const { return headers[b]; }
+  const uint8_t* fifthBits(int64_t b) const { return data + kValueBytes * b; }
+  const uint8_t* nibbles(int64_t b) const { return fifthBits(b) + kBitBytes; }
+};
 
 // A Q8_0 activation block's scale as a float and 8 times the sum of its values: what a product
 // with unsigned Q4_0 nibbles n needs to give sum((n - 8) * y).
