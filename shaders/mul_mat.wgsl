@@ -97,6 +97,12 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>) {
             }
             if (DTYPE == T_Q4_K) { im[k] += select(vec4<i32>(0), vec4<i32>(wu.mi * au[j].s), vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>((u % 8u) / 2u)); }
             if (DTYPE == T_Q5_K) { im[k].x += wu.mi * au[j].s; }
+            if (DTYPE == T_Q6_K) {
+              // Unit u's offset goes to lane u % 8 (q6k_offset).
+              let off = vec4<i32>(q6k_offset(vec2<i32>(wu.s0, wu.s1), au[j].lo, au[j].hi));
+              il[k] += select(vec4<i32>(0), off, vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(u % 8u));
+              ih[k] += select(vec4<i32>(0), off, vec4<u32>(4u, 5u, 6u, 7u) == vec4<u32>(u % 8u));
+            }
           }
         }
         for (var j = 0u; j < TT; j++) { ad[j] = au[j].d; }

@@ -1,7 +1,7 @@
 // AVX2 prefill tiles of Q4_K, Q5_K and Q6_K matrix products, with the bits of their row dots
 // (vecDotQ4_K_avx2, vecDotQ5_K_avx2, vecDotQ6_K_avx2): the 256-bit counterpart of
 // mat-mul-k-avx512.cpp. What a tile needs of T tokens (their values paired for the tiles, scales,
-// the sums behind the mins term, Q6_K's offset products) is prepared once per chunk of rows, and
+// the sums behind the mins term and Q6_K's offsets) is prepared once per chunk of rows, and
 // tokens are walked outer so that they stay in L1 while the chunk's rows come from L2. Every
 // (row, token) gets the row dot's int32 lanes (exact integers, in any order: here one madd takes
 // two sub-blocks' sums with their two scales) and its FMAs in block order. Fewer tokens than a
@@ -40,13 +40,12 @@ struct PreparedScaleMin {
   __m256 negDy[T / 2];
 };
 
-// Q6_K adds 32 times each chunk's sums of 4 values, side by side as the pairs' products are: what
-// vecDotQ6_K_avx2 takes off for the offset of 32, computed once for all rows.
+// Q6_K adds each token's 16 sums of 16 values, for the offset of 32 (q6KOffsetLanes).
 template <int T>
 struct PreparedQ6K {
   __m256i pair[QK_K / 64][2][T];
   __m256 dy[T];
-  __m256i offsets[QK_K / 64][T];
+  __m256i bsums[T];
 };
 
 inline const BlockQ8_K* blockOf(const char* y, size_t yStride, int t, int64_t b) {
@@ -86,12 +85,11 @@ void prepareScaleMin(const char* y, size_t yStride, int64_t nb, PreparedScaleMin
 
 template <int T>
 void prepareQ6K(const char* y, size_t yStride, int64_t nb, PreparedQ6K<T>* out) {
-  const __m256i offset = _mm256_set1_epi8(32);
   for (int64_t b = 0; b < nb; b++)
     for (int t = 0; t < T; t++) {
-      preparePairs(*blockOf(y, yStride, t, b), t, &out[b]);
-      for (int g = 0; g < QK_K / 64; g++)
-        out[b].offsets[g][t] = _mm256_add_epi16(_mm256_maddubs_epi16(offset, out[b].pair[g][0][t]), _mm256_maddubs_epi16(offset, out[b].pair[g][1][t]));
+      const BlockQ8_K& yb = *blockOf(y, yStride, t, b);
+      preparePairs(yb, t, &out[b]);
+      out[b].bsums[t] = load32(yb.bsums);
     }
 }
 
@@ -203,9 +201,9 @@ struct ScaleMinK {
 // One row x T tokens of Q6_K x Q8_K, each entry as vecDotQ6_K_avx2 gives it. Per group g of 64
 // values (32-value chunks 2g and 2g + 1, whose 128-bit lanes hold sub-blocks 4g, 4g + 1 and
 // 4g + 2, 4g + 3): each chunk's 6-bit values, paired as the prepared tokens are, and the scales as
-// those pairs need them; then per token two maddubs, one add and one subtraction of the offsets'
-// products give each chunk's sums of 4 (value - 32) * y side by side (the pairs within int16: 4 *
-// 63 * 127; the result within 4 * 32 * 127), and one madd the int32 lanes of the row dot's two.
+// those pairs need them; then per token two maddubs and one add give each chunk's sums of 4
+// value * y side by side (within int16: 4 * 63 * 128), and one madd the int32 lanes of the row
+// dot's two. The offset of 32 starts each block's sums, as in the row dot (q6KOffsetLanes).
 template <int T>
 void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K<T>* tb) {
   const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(3);
@@ -214,17 +212,21 @@ void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K
   const __m256i spread = _mm256_setr_epi8(0, 1, 4, 5, 0, 1, 4, 5, 0, 1, 4, 5, 0, 1, 4, 5, 2, 3, 6, 7, 2, 3, 6, 7, 2, 3, 6, 7, 2, 3, 6, 7);
   __m256 acc[T];
   for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
-  alignas(32) int16_t scb[2][16];  // blocks b and b + 1, widened one block ahead (see ScaleMinK)
+  // Blocks b and b + 1, widened one block ahead (see ScaleMinK), and -32 times them.
+  alignas(32) int16_t scb[2][16];
+  alignas(32) int16_t negScb[2][16];
   auto unpack = [&](int64_t b) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(scb[b & 1]),
-                       _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ6_K*>(x)[b].scales))));
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ6_K*>(x)[b].scales)));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(scb[b & 1]), sc16);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(negScb[b & 1]), q6KNegScales32(sc16));
   };
   blocksOneAhead(nb, unpack, [&](int64_t b) {
     const PreparedQ6K<T>& yb = tb[b];
     const BlockQ6_K& xb = reinterpret_cast<const BlockQ6_K*>(x)[b];
     const int16_t* sc = scb[b & 1];
+    const __m256i negScales = _mm256_load_si256(reinterpret_cast<const __m256i*>(negScb[b & 1]));
     __m256i sumi[T];
-    for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
+    for (int t = 0; t < T; t++) sumi[t] = q6KOffsetLanes(negScales, yb.bsums[t]);
 #pragma GCC unroll 4
     for (int g = 0; g < QK_K / 64; g++) {
       // Chunk c = 2g + i is group k = c % 4 of half h = c / 4: low bits from ql (the low or high
@@ -245,7 +247,7 @@ void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K
       const __m256i scales = _mm256_shuffle_epi8(_mm256_set1_epi64x(four), spread);
       for (int t = 0; t < T; t++) {
         const __m256i products = _mm256_add_epi16(_mm256_maddubs_epi16(x0, yb.pair[g][0][t]), _mm256_maddubs_epi16(x1, yb.pair[g][1][t]));
-        sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_sub_epi16(products, yb.offsets[g][t]), scales));
+        sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(products, scales));
         keep(sumi[t]);
       }
     }

@@ -61,31 +61,32 @@ inline QuadK quadOf(const BlockQ8_K* const* yb) {
 constexpr int quadsOf(int P) { return (P + 1) / 2; }
 
 // What the tiles need of 4Q tokens in one block, prepared once per chunk for all its rows: each
-// pair's values of every 32-value chunk c of the block (values 32c..32c+31), their lane sums times
-// -32 (the start of Q6_K's sums), and each quad's sums and scales. Tokens [0, nReal) are real; the
-// rest of the 4Q repeat the last real one, and their results are never stored.
+// pair's values of every 32-value chunk c of the block (values 32c..32c+31), each pair's sums of 16
+// (for Q6_K's offsets, q6KOffsetLanes), and each quad's sums and scales. Tokens [0, nReal) are
+// real; the rest of the 4Q repeat the last real one, and their results are never stored.
 template <int Q>
 struct PreparedK {
   __m512i y[QK_K / 32][2 * Q];
-  __m512i start[QK_K / 32][2 * Q];
+  __m512i bsums[2 * Q];
   QuadK quad[Q];
 };
 
 template <int Q>
 void prepareK(const char* y, size_t yStride, int nReal, int64_t nb, PreparedK<Q>* out) {
-  const __m512i offset = _mm512_set1_epi8(32);
   for (int64_t b = 0; b < nb; b++) {
     const BlockQ8_K* yb[4 * Q];
     for (int t = 0; t < 4 * Q; t++) yb[t] = reinterpret_cast<const BlockQ8_K*>(y + std::min(t, nReal - 1) * yStride) + b;
     for (int q = 0; q < Q; q++) out[b].quad[q] = quadOf(yb + 4 * q);
-    for (int c = 0; c < QK_K / 32; c++)
-      for (int p = 0; p < 2 * Q; p++) {
-        const __m512i v = pairOf(yb[2 * p]->qs + 32 * c, yb[2 * p + 1]->qs + 32 * c);
-        out[b].y[c][p] = v;
-        out[b].start[c][p] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, v));
-      }
+    for (int p = 0; p < 2 * Q; p++) {
+      for (int c = 0; c < QK_K / 32; c++) out[b].y[c][p] = pairOf(yb[2 * p]->qs + 32 * c, yb[2 * p + 1]->qs + 32 * c);
+      out[b].bsums[p] = pairOf(yb[2 * p]->bsums, yb[2 * p + 1]->bsums);
+    }
   }
 }
+
+// q6KOffsetLanes for two rows or two tokens side by side: -32 times each row's 16 scales (int16) in
+// its half, against the matching half's sums of 16.
+inline __m512i q6KOffsetLanesPair(__m512i negScales32, __m512i bsums) { return _mm512_madd_epi16(negScales32, bsums); }
 
 // The sum of each 4-lane group, in all four lanes (exact: integers).
 inline __m512i quadTotals(__m512i v) {
@@ -263,11 +264,10 @@ using Q4KTile = ScaleMinK<BlockQ4_K, false>::Tile<R, P, Stream>;
 template <int R, int P, bool Stream>
 using Q5KTile = ScaleMinK<BlockQ5_K, true>::Tile<R, P, Stream>;
 
-// R rows x 2P tokens of Q6_K x Q8_K. vecDotQ6_K_avx2 takes the offset of 32 off each pair sum of
-// 6-bit values; here each 4-value lane sum starts from -32 * sum(y) (int32, once per token pair
-// for all rows), vpdpbusd adds the lane's products, and vpdpwssd multiplies that sum (within int16)
-// by the sub-block's scale, held in the low 16 bits of each lane with a zero above: the same int32
-// lanes as the AVX2 madd of the corrected pair sums.
+// R rows x 2P tokens of Q6_K x Q8_K. Each block's int32 lanes start from the offset of 32's
+// (q6KOffsetLanes, as vecDotQ6_K_avx2's), vpdpbusd gives each lane's sum of 4 value * y (within
+// int16: 4 * 63 * 128), and vpdpwssd multiplies that sum by the sub-block's scale, held in the low
+// 16 bits of each lane with a zero above: the same int32 lanes as the AVX2 madd of the pair sums.
 template <int R, int P, bool Stream>
 struct Q6KTile {
   static constexpr int Q = quadsOf(P);
@@ -281,13 +281,15 @@ struct Q6KTile {
       const BlockQ6_K* xb[R];
       for (int r = 0; r < R; r++) xb[r] = reinterpret_cast<const BlockQ6_K*>(x + r * xStride) + b;
       prefetchNextRows<BlockQ6_K, R, Stream>(xb, xStride);
-      // The 16 int8 scales as int32 lanes holding the scale's 16 bits.
+      // The 16 int8 scales as int32 lanes holding the scale's 16 bits; the offsets start the sums.
       __m512i scales[R];
-      for (int r = 0; r < R; r++)
-        scales[r] = _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb[r]->scales))));
       __m512i sumi[R][P];
-      for (int r = 0; r < R; r++)
-        for (int p = 0; p < P; p++) sumi[r][p] = _mm512_setzero_si512();
+      for (int r = 0; r < R; r++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb[r]->scales)));
+        scales[r] = _mm512_cvtepu16_epi32(sc16);
+        const __m512i negScales = _mm512_broadcast_i64x4(q6KNegScales32(sc16));
+        for (int p = 0; p < P; p++) sumi[r][p] = q6KOffsetLanesPair(negScales, tb[b].bsums[p]);
+      }
       // Unrolled, so j, k and each group's scale pick are constants: left to itself GCC kept these
       // loops and built the pick and the shifts at run time every group (harness, one thread, 256
       // rows x 2048 in L2: 2 / 4 / 8 tokens 13.5 / 17.7 / 38.4 -> 11.5 / 15.6 / 29.5 us).
@@ -298,7 +300,6 @@ struct Q6KTile {
           // Group k of half h: values 128h + 32k.., sub-blocks j and j + 1 in its two 16s.
           const int j = 8 * h + 2 * k;
           const __m512i* yq = tb[b].y[4 * h + k];
-          const __m512i* start = tb[b].start[4 * h + k];
           const __m512i pick = _mm512_setr_epi32(j, j, j, j, j + 1, j + 1, j + 1, j + 1, j, j, j, j, j + 1, j + 1, j + 1, j + 1);
           for (int r = 0; r < R; r++) {
             // Low 4 bits from ql (the low or high nibble), bits 4-5 from qh (bits 2k, 2k + 1).
@@ -309,7 +310,7 @@ struct Q6KTile {
             // (lowBits & 0x0f) | (highBits & 0x30)
             const __m512i v = _mm512_ternarylogic_epi32(lowBits, _mm512_and_si512(highBits, high2), low4, 0xec);
             const __m512i sc = _mm512_permutexvar_epi32(pick, scales[r]);
-            for (int p = 0; p < P; p++) sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_dpbusd_epi32(start[p], v, yq[p]), sc);
+            for (int p = 0; p < P; p++) sumi[r][p] = _mm512_dpwssd_epi32(sumi[r][p], _mm512_dpbusd_epi32(_mm512_setzero_si512(), v, yq[p]), sc);
           }
         }
       }
@@ -444,7 +445,7 @@ int64_t scaleMinKDecode(int64_t n, int64_t nr, float* s, const void* vx, size_t 
 template <int P>
 void q6KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K* y) {
   constexpr int R = 2 * P;
-  const __m512i low4 = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30), offset = _mm512_set1_epi8(32);
+  const __m512i low4 = _mm512_set1_epi8(0x0f), high2 = _mm512_set1_epi8(0x30);
   __m512 acc[P];
   for (int p = 0; p < P; p++) acc[p] = _mm512_setzero_ps();
   for (int64_t b = 0; b < n / QK_K; b++) {
@@ -455,15 +456,21 @@ void q6KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K
       prefetchLines<sizeof(BlockQ6_K)>(xb[r], R * xStride);
     }
     __m512i scales[R];
-    for (int r = 0; r < R; r++)
-      scales[r] = _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb[r]->scales))));
+    __m256i negScales[R];
+    for (int r = 0; r < R; r++) {
+      const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb[r]->scales)));
+      scales[r] = _mm512_cvtepu16_epi32(sc16);
+      negScales[r] = q6KNegScales32(sc16);
+    }
+    // The offsets of 32 start each pair of rows' sums (q6KOffsetLanes).
+    const __m512i bsums = _mm512_broadcast_i64x4(load32(yb.bsums));
     __m512i sumi[P];
-    for (int p = 0; p < P; p++) sumi[p] = _mm512_setzero_si512();
+    for (int p = 0; p < P; p++)
+      sumi[p] = q6KOffsetLanesPair(_mm512_inserti64x4(_mm512_castsi256_si512(negScales[2 * p]), negScales[2 * p + 1], 1), bsums);
     for (int h = 0; h < 2; h++) {
       for (int k = 0; k < 4; k++) {
         const int j = 8 * h + 2 * k;
         const __m512i yq = _mm512_broadcast_i64x4(load32(yb.qs + 128 * h + 32 * k));
-        const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), offset, yq));
         const __m512i pick = _mm512_setr_epi32(j, j, j, j, j + 1, j + 1, j + 1, j + 1, 16 + j, 16 + j, 16 + j, 16 + j, 17 + j, 17 + j,
                                                17 + j, 17 + j);
         for (int p = 0; p < P; p++) {
@@ -475,7 +482,7 @@ void q6KRows(int64_t n, float* s, const char* x, size_t xStride, const BlockQ8_K
           const __m512i highBits = k == 0 ? _mm512_slli_epi16(qh, 4) : k == 1 ? _mm512_slli_epi16(qh, 2) : k == 2 ? qh : _mm512_srli_epi16(qh, 2);
           const __m512i v = _mm512_ternarylogic_epi32(lowBits, _mm512_and_si512(highBits, high2), low4, 0xec);
           const __m512i sc = _mm512_permutex2var_epi32(scales[2 * p], pick, scales[2 * p + 1]);
-          sumi[p] = _mm512_dpwssd_epi32(sumi[p], _mm512_dpbusd_epi32(start, v, yq), sc);
+          sumi[p] = _mm512_dpwssd_epi32(sumi[p], _mm512_dpbusd_epi32(_mm512_setzero_si512(), v, yq), sc);
         }
       }
     }

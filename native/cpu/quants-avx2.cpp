@@ -169,15 +169,15 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, const char* 
   for (int t = 0; t < T; t++) s[t * ldS] = kFifthBit ? hsum(acc[t]) + summs[t] : hsum(acc[t]) + hsum(accMins[t]);
 }
 
-// Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off as 32 * y per pair.
-// Each 32-value group spans two sub-blocks of 16, one per 128-bit lane of the products. One row
+// Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off once per block from
+// the token's sums of 16 (q6KOffsetLanes). Each 32-value group spans two sub-blocks of 16, one per
+// 128-bit lane of the products (each pair sum within int16: 2 * 63 * 128). One row
 // against T tokens: its 6-bit values are rebuilt once per block for all the tokens; with one token
 // (decode) the row is the thread's one weight stream, as Q4_K's (see rowTiles).
 template <int T>
 void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, const char* vy, size_t yStride) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i high2 = _mm256_set1_epi8(0x30);
-  const __m256i offset = _mm256_set1_epi8(32);
   __m256 acc[T];
   for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / QK_K; b++) {
@@ -189,8 +189,12 @@ void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, const char* vy, s
     // per group gives sub-block j's scale in the low lane and j + 1's in the high (from the bytes
     // it took a sign extension, a move and a broadcast per scale and an insert per group).
     const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
+    // The offsets' products first: taken from every pair (two maddubs and a subtraction per group
+    // of 32 values), they cost a sixth of the block's steps. Zen 3, one thread from L2 (256 x 2048,
+    // one token): 0.85 of the time; TinyLlama Q6_K decode steps alternating: 0.944-0.961.
+    const __m256i negScales = q6KNegScales32(sc16);
     __m256i sumi[T];
-    for (int t = 0; t < T; t++) sumi[t] = _mm256_setzero_si256();
+    for (int t = 0; t < T; t++) sumi[t] = q6KOffsetLanes(negScales, load32(y[t]->bsums));
     for (int h = 0; h < 2; h++) {
       const __m256i half = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
       const __m256i ql0 = load32(x.ql + 64 * h);
@@ -211,8 +215,7 @@ void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, const char* vy, s
         const __m256i scales = _mm256_shuffle_epi8(half, pickWords(2 * k, 2 * k + 1));
         for (int t = 0; t < T; t++) {
           const __m256i q8 = load32(y[t]->qs + 128 * h + 32 * k);
-          const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(v[k], q8), _mm256_maddubs_epi16(offset, q8));
-          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(pairs, scales));
+          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(v[k], q8), scales));
         }
       }
     }
@@ -310,9 +313,10 @@ namespace {
 // The tokens that go one at a time (every token of a decode step) are prepared once for all rows
 // (where Tile<1>::kPrepares): Q4_K's and Q5_K's sums of 32 values, which each row's dot took again from
 // the token's sums of 16 (an extract and a horizontal add per block). Zen 3, TinyLlama decode,
-// steps alternating in one process: Q4_K 0.94-0.95 of the time, Q5_K 0.94. Q6_K's offset products
-// prepared the same way (8 of a block's 16 maddubs) made its kernel 1.11x from L2 but its decode
-// steps 1.01-1.04x slower, so Q6_K prepares nothing.
+// steps alternating in one process: Q4_K 0.94-0.95 of the time, Q5_K 0.94. Q6_K prepares nothing:
+// its offsets come from the token's sums of 16 once per block (q6KOffsetLanes), where before, the
+// offsets' products prepared this way (8 of a block's 16 maddubs) made its kernel 1.11x from L2 but
+// its decode steps 1.01-1.04x slower (a second stream beside the weights).
 constexpr int64_t kPreparedBlocks = 512;  // 8 KB of stack: 3 tokens' sums of 32, rows of up to 43520 values
 template <template <int> class Tile>
 void rowTiles(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* vx, size_t xStride, const void* vy,

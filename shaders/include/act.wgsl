@@ -47,6 +47,14 @@ fn unit_lanes_hi(wu: QUnit, au: AUnit) -> vec4<i32> {
 
 fn dot16(x: vec4<u32>, y: vec4<u32>) -> i32 { return dot4i8(x.x, y.x) + dot4i8(x.y, y.y) + dot4i8(x.z, y.z) + dot4i8(x.w, y.w); }
 
+// Q6_K's offset of 32 for lane u % 8 of a block (the CPU's q6KOffsetLanes): -32 times unit u's two
+// half scales times its activation halves' sums (a Q8_K block's sums of 16). Its values are
+// summed as 0..63; this is added once per block to the lane that unit's position names.
+fn q6k_offset(scales: vec2<i32>, lo: vec4<u32>, hi: vec4<u32>) -> i32 {
+  let ones = vec4<u32>(0x01010101u);
+  return -32 * (scales.x * dot16(ones, lo) + scales.y * dot16(ones, hi));
+}
+
 // A Q4_0 unit's whole integer sum.
 fn unit_isum(wu: QUnit, au: AUnit) -> i32 { return dot16(wu.lo, au.lo) + dot16(wu.hi, au.hi); }
 

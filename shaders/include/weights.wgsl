@@ -72,7 +72,8 @@ fn weight_value(row: u32, c: u32) -> f32 {
 // ---- Units for dot products. Quantized types: 32 values as packed int8 in two vec4 words (the
 // CPU's eight lanes take one word each: values 4l .. 4l + 3), integer scales s0 for the first 16 and
 // s1 for the last 16 values, the block's (or super-block's) scale d, and for Q4_K/Q5_K the
-// unit's integer min mi with the super-block's dmin. Float types: 4 values. Everything is written
+// unit's integer min mi with the super-block's dmin (Q6_K's values are 0..63, its offset of 32
+// taken off apart: q6k_offset). Float types: 4 values. Everything is written
 // with vectors and no indexed private arrays, which compilers (llvmpipe's most of all) keep in
 // registers.
 
@@ -144,22 +145,24 @@ fn weight_unit(row: u32, u: u32) -> QUnit {
       r.hi |= ((words4(qh + 4u) >> vec4<u32>(sub)) & vec4<u32>(0x01010101u)) << vec4<u32>(4u);
     }
   } else {
-    // Q6_K: chunk u % 8 of 32 values has two 16-value scales.
+    // Q6_K: chunk u % 8 of 32 values has two 16-value scales. The values stay 0..63: the offset
+    // of 32 is taken off once per block and lane (q6k_offset), as the CPU kernels take it.
     let b = row + (u / 8u) * Q6_K_BYTES;
     let j = u % 8u;
     let h = j / 4u;
     let quarter = j % 4u;
     r.d = load_f16_at(b + Q6_K_D);
-    r.s0 = load_i8_at(b + Q6_K_SCALES + 2u * j);
-    r.s1 = load_i8_at(b + Q6_K_SCALES + 2u * j + 1u);
+    let sc = q6k_unit_scales(row, u);
+    r.s0 = sc.x;
+    r.s1 = sc.y;
     let ql = b + Q6_K_QL + 64u * h + select(0u, 32u, (quarter & 1u) != 0u);
     let qh = b + Q6_K_QH + 32u * h;
     let low_shift = vec4<u32>(select(0u, 4u, quarter >= 2u));
     let high_shift = vec4<u32>(2u * quarter);
     let lo = ((load_vec4_at(ql) >> low_shift) & vec4<u32>(NIBBLES)) | (((load_vec4_at(qh) >> high_shift) & vec4<u32>(0x03030303u)) << vec4<u32>(4u));
     let hi = ((load_vec4_at(ql + 16u) >> low_shift) & vec4<u32>(NIBBLES)) | (((load_vec4_at(qh + 16u) >> high_shift) & vec4<u32>(0x03030303u)) << vec4<u32>(4u));
-    r.lo = bytes_minus4(lo, 0x20202020u);
-    r.hi = bytes_minus4(hi, 0x20202020u);
+    r.lo = lo;
+    r.hi = hi;
   }
   return r;
 }
@@ -212,7 +215,13 @@ fn weight_word(row: u32, u: u32, l: u32) -> QWord {
   let qh = b + Q6_K_QH + 32u * (j / 4u) + 4u * l;
   let low = (load_u32_at(ql) >> select(0u, 4u, quarter >= 2u)) & NIBBLES;
   let high = ((load_u32_at(qh) >> (2u * quarter)) & 0x03030303u) << 4u;
-  return QWord(bytes_minus4(vec4<u32>(low | high), 0x20202020u).x, load_i8_at(b + Q6_K_SCALES + 2u * j + select(0u, 1u, l >= 4u)));
+  return QWord(low | high, load_i8_at(b + Q6_K_SCALES + 2u * j + select(0u, 1u, l >= 4u)));
+}
+
+// The scales of unit u's two 16-value halves in a Q6_K row.
+fn q6k_unit_scales(row: u32, u: u32) -> vec2<i32> {
+  let s = row + (u / 8u) * Q6_K_BYTES + Q6_K_SCALES + 2u * (u % 8u);
+  return vec2<i32>(load_i8_at(s), load_i8_at(s + 1u));
 }
 
 // (d, dmin) of the block holding unit u (Q8_0 and the K-quants).
