@@ -171,58 +171,66 @@ void scaleMinKTile(int64_t n, float* s, int64_t ldS, const char* x, const char* 
 
 // Q6_K: values 0..63 are unsigned for maddubs; the offset of 32 is taken off once per block from
 // the token's sums of 16 (q6KOffsetLanes). Each 32-value group spans two sub-blocks of 16, one per
-// 128-bit lane of the products (each pair sum within int16: 2 * 63 * 128). One row
-// against T tokens: its 6-bit values are rebuilt once per block for all the tokens; with one token
-// (decode) the row is the thread's one weight stream, as Q4_K's (see rowTiles).
-template <int T>
-void q6KTile(int64_t n, float* s, int64_t ldS, const char* vx, const char* vy, size_t yStride) {
+// 128-bit lane of the products (each pair sum within int16: 2 * 63 * 128). R rows x T tokens (one
+// of them 1): a row's 6-bit values are rebuilt once per block for all the tokens. Decode (T = 1)
+// takes two rows half a chunk apart (halfApart), each asking for its blocks kRowStreamAheadBytes on:
+// two streams, and two rows' arithmetic that does not wait on each other. Zen 3, TinyLlama Q6_K
+// decode steps alternating in one process, two rows against one: 0.954-0.981 of the time
+// (Qwen2.5-0.5B 0.985-0.988). Row r's sum for token t goes to s[r][t * ldS].
+template <int R, int T>
+void q6KTile(int64_t n, float* const* s, int64_t ldS, const char* const* vx, const char* vy, size_t yStride) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i high2 = _mm256_set1_epi8(0x30);
-  __m256 acc[T];
-  for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
+  __m256 acc[R][T];
+  for (int r = 0; r < R; r++)
+    for (int t = 0; t < T; t++) acc[r][t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / QK_K; b++) {
     const BlockQ8_K* y[T];
     for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const BlockQ8_K*>(vy + t * yStride) + b;
-    const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(vx)[b];
-    if (T == 1) prefetchLines<sizeof(BlockQ6_K)>(&x, kRowStreamAheadBytes);
-    // The 16 scales as int16; per half, its 8 in both 128-bit lanes, from which one byte shuffle
-    // per group gives sub-block j's scale in the low lane and j + 1's in the high (from the bytes
-    // it took a sign extension, a move and a broadcast per scale and an insert per group).
-    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
-    // The offsets' products first: taken from every pair (two maddubs and a subtraction per group
-    // of 32 values), they cost a sixth of the block's steps. Zen 3, one thread from L2 (256 x 2048,
-    // one token): 0.85 of the time; TinyLlama Q6_K decode steps alternating: 0.944-0.961.
-    const __m256i negScales = q6KNegScales32(sc16);
-    __m256i sumi[T];
-    for (int t = 0; t < T; t++) sumi[t] = q6KOffsetLanes(negScales, load32(y[t]->bsums));
-    for (int h = 0; h < 2; h++) {
-      const __m256i half = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
-      const __m256i ql0 = load32(x.ql + 64 * h);
-      const __m256i ql1 = load32(x.ql + 64 * h + 32);
-      const __m256i qh = load32(x.qh + 32 * h);
-      // Each byte's high bits 2k and 2k + 1 moved to bits 4 and 5 by one shift of the 16-bit lanes
-      // (none for k = 2) and a 0x30 mask, which keeps each byte's own bits: the same values in 9
-      // steps where a mask, a shift and a shift back took 12. Zen 3, one thread from L2 (256 x
-      // 2048, one token): 0.93 of the time; TinyLlama Q6_K decode at the AVX2 tier, steps
-      // alternating, 0.987-0.990 (slow-memory minutes).
-      const __m256i v[4] = {
-          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high2)),
-          _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high2)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, high2)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), high2)),
-      };
-      for (int k = 0; k < 4; k++) {
-        const __m256i scales = _mm256_shuffle_epi8(half, pickWords(2 * k, 2 * k + 1));
-        for (int t = 0; t < T; t++) {
-          const __m256i q8 = load32(y[t]->qs + 128 * h + 32 * k);
-          sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(v[k], q8), scales));
+    for (int r = 0; r < R; r++) {
+      const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(vx[r])[b];
+      if (T == 1) prefetchLines<sizeof(BlockQ6_K)>(&x, kRowStreamAheadBytes);
+      // The 16 scales as int16; per half, its 8 in both 128-bit lanes, from which one byte shuffle
+      // per group gives sub-block j's scale in the low lane and j + 1's in the high (from the bytes
+      // it took a sign extension, a move and a broadcast per scale and an insert per group).
+      const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales)));
+      // The offsets' products first: taken from every pair (two maddubs and a subtraction per
+      // group of 32 values), they cost a sixth of the block's steps. Zen 3, one thread from L2
+      // (256 x 2048, one token): 0.85 of the time; TinyLlama Q6_K decode steps alternating:
+      // 0.944-0.961.
+      const __m256i negScales = q6KNegScales32(sc16);
+      __m256i sumi[T];
+      for (int t = 0; t < T; t++) sumi[t] = q6KOffsetLanes(negScales, load32(y[t]->bsums));
+      for (int h = 0; h < 2; h++) {
+        const __m256i half = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xee);
+        const __m256i ql0 = load32(x.ql + 64 * h);
+        const __m256i ql1 = load32(x.ql + 64 * h + 32);
+        const __m256i qh = load32(x.qh + 32 * h);
+        // Each byte's high bits 2k and 2k + 1 moved to bits 4 and 5 by one shift of the 16-bit
+        // lanes (none for k = 2) and a 0x30 mask, which keeps each byte's own bits: the same values
+        // in 9 steps where a mask, a shift and a shift back took 12. Zen 3, one thread from L2 (256
+        // x 2048, one token): 0.93 of the time; TinyLlama Q6_K decode at the AVX2 tier, steps
+        // alternating, 0.987-0.990 (slow-memory minutes).
+        const __m256i v[4] = {
+            _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), high2)),
+            _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), high2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, high2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), high2)),
+        };
+        for (int k = 0; k < 4; k++) {
+          const __m256i scales = _mm256_shuffle_epi8(half, pickWords(2 * k, 2 * k + 1));
+          for (int t = 0; t < T; t++) {
+            const __m256i q8 = load32(y[t]->qs + 128 * h + 32 * k);
+            sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(v[k], q8), scales));
+          }
         }
       }
+      const float dx = fp16(x.d);
+      for (int t = 0; t < T; t++) acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[r][t]);
     }
-    const float dx = fp16(x.d);
-    for (int t = 0; t < T; t++) acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
   }
-  for (int t = 0; t < T; t++) s[t * ldS] = hsum(acc[t]);
+  for (int r = 0; r < R; r++)
+    for (int t = 0; t < T; t++) s[r][t * ldS] = hsum(acc[r][t]);
 }
 
 // Q4_0 x Q8_0 for one block, as eight 32-bit sums of four products each.
@@ -309,7 +317,8 @@ namespace {
 // alternating, tok/s from 4 rows to 1: Q4_K 43.1 -> 47.3, Q5_K 32.2 -> 37.1). Q6_K read 4 rows
 // side by side, each block asked for 4 rows on, until Zen 3 (per-op timer, builds alternating by
 // process, TinyLlama Q6_K): 28.4-31.2 tok/s that way, 33.6-36.4 one row at a time 8 KB ahead,
-// 31.8-33.3 one row at a time asking for the next row (on Zen 5 that way 39.1 -> 38.4).
+// 31.8-33.3 one row at a time asking for the next row (on Zen 5 that way 39.1 -> 38.4). Q6_K now
+// reads two rows half a chunk apart (q6KTile), as packed Q4_K and Q5_K decode do: two streams.
 // The tokens that go one at a time (every token of a decode step) are prepared once for all rows
 // (where Tile<1>::kPrepares): Q4_K's and Q5_K's sums of 32 values, which each row's dot took again from
 // the token's sums of 16 (an extract and a horizontal add per block). Zen 3, TinyLlama decode,
@@ -353,7 +362,7 @@ template <int T>
 struct Q6KTile {
   static constexpr bool kPrepares = false;
   static void run(int64_t n, float* s, int64_t ldS, const char* x, const char* y, size_t yStride, const __m128i*) {
-    q6KTile<T>(n, s, ldS, x, y, yStride);
+    q6KTile<1, T>(n, &s, ldS, &x, y, yStride);
   }
 };
 
@@ -374,12 +383,26 @@ void vecDotFewQ5_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS
 }
 
 void vecDotQ6_K_avx2(int64_t n, float* s, const void* vx, const void* vy) {
-  q6KTile<1>(n, s, 0, static_cast<const char*>(vx), static_cast<const char*>(vy), 0);
+  const char* x = static_cast<const char*>(vx);
+  q6KTile<1, 1>(n, &s, 0, &x, static_cast<const char*>(vy), 0);
 }
 
 void vecDotFewQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                         const void* y, size_t yStride) {
-  rowTiles<Q6KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+  if (nt > 1) {
+    rowTiles<Q6KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
+    return;
+  }
+  const char* rows = static_cast<const char*>(x);
+  const char* token = static_cast<const char*>(y);
+  halfApart(
+      nr,
+      [&](int64_t i, int64_t j) {
+        float* out[2] = {s + i, s + j};
+        const char* in[2] = {rows + i * xStride, rows + j * xStride};
+        q6KTile<2, 1>(n, out, 0, in, token, 0);
+      },
+      [&](int64_t i) { Q6KTile<1>::run(n, s + i, 0, rows + i * xStride, token, 0, nullptr); });
 }
 
 }  // namespace kiln
