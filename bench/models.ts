@@ -64,22 +64,52 @@ export const SHAPES: Record<string, ModelShape> = {
 
 /** What `bench models` writes without --model / --type: the standing rows' shapes and types (about 10 GB; every shape in every type is about 27 GB). */
 const DEFAULT_SHAPES = ['tinyllama', 'qwen2'];
-const DEFAULT_TYPES = ['f16', 'q8_0', 'q4_0', 'q4_k', 'q5_k', 'q6_k'];
+const DEFAULT_TYPES = ['f16', 'q8_0', 'q4_0', 'q4_k', 'q4_k_m', 'q5_k', 'q6_k'];
 
 function headDimOf(shape: ModelShape): number {
   return shape.headDim ?? shape.dim / shape.nHeads;
 }
 
-/** Weight types of the bench files, with llama.cpp's `general.file_type` for each. */
-export const BENCH_TYPES: Record<string, { type: GgmlType; fileType: number }> = {
+/**
+ * Weight types of the bench files, with llama.cpp's `general.file_type` for each. A type with a
+ * recipe mixes types by tensor as llama.cpp's quantizer does for that file type (q4_k_m, the most
+ * common download); the others are one type throughout (llama-quantize --pure).
+ */
+export const BENCH_TYPES: Record<string, { type: GgmlType; fileType: number; recipe?: (tensor: TensorRole) => GgmlType }> = {
   f16: { type: GgmlType.F16, fileType: 1 },
   bf16: { type: GgmlType.BF16, fileType: 32 },
   q8_0: { type: GgmlType.Q8_0, fileType: 7 },
   q4_0: { type: GgmlType.Q4_0, fileType: 2 },
   q4_k: { type: GgmlType.Q4_K, fileType: 14 },
+  q4_k_m: { type: GgmlType.Q4_K, fileType: 15, recipe: q4KMediumType },
   q5_k: { type: GgmlType.Q5_K, fileType: 16 },
   q6_k: { type: GgmlType.Q6_K, fileType: 18 },
 };
+
+/** Where a matrix sits in the model, for a mixing recipe. */
+export interface TensorRole {
+  /** The name without its layer prefix: token_embd, output, attn_v, ffn_down, ... */
+  kind: string;
+  /** Its layer (-1 outside the layers) and the model's layer count. */
+  layer: number;
+  nLayers: number;
+  /** Whether the output matrix is the token embeddings (then token_embd is quantized as output). */
+  tied: boolean;
+}
+
+/**
+ * llama.cpp's Q4_K_M for llama-family models (llama_tensor_get_type in src/llama-quant.cpp): Q4_K,
+ * except Q6_K for the output matrix (and the token embeddings where they are that matrix) and for
+ * attn_v and ffn_down in the layers its use_more_bits picks: the first and last eighth, and every
+ * third layer between.
+ */
+function q4KMediumType(t: TensorRole): GgmlType {
+  const eighth = Math.trunc(t.nLayers / 8);
+  const moreBits = t.layer < eighth || t.layer >= Math.trunc((7 * t.nLayers) / 8) || (t.layer - eighth) % 3 === 2;
+  if (t.kind === 'output' || (t.kind === 'token_embd' && t.tied)) return GgmlType.Q6_K;
+  if ((t.kind === 'attn_v' || t.kind === 'ffn_down') && moreBits) return GgmlType.Q6_K;
+  return GgmlType.Q4_K;
+}
 
 export const DEFAULT_MODEL_DIR = join(homedir(), '.cache', 'kiln-bench');
 const SEED = 0x6b696c6e; // 'kiln'
@@ -161,12 +191,18 @@ function vector(name: string, n: number, center: number, range: number): Streame
   };
 }
 
-function tensorsOf(shape: ModelShape, type: GgmlType): StreamedTensor[] {
+function tensorsOf(shape: ModelShape, bench: (typeof BENCH_TYPES)[string]): StreamedTensor[] {
   const { dim, ffnDim, vocab } = shape;
   const headDim = headDimOf(shape);
   const qDim = shape.nHeads * headDim;
   const kvDim = shape.nKvHeads * headDim;
-  const matrix = (name: string, cols: number, rows: number) => randomMatrix(name, cols, rows, matrixType(type, cols));
+  const matrix = (name: string, cols: number, rows: number) => {
+    const parts = name.split('.');
+    const layer = parts[0] === 'blk' ? Number(parts[1]) : -1;
+    const kind = layer >= 0 ? parts[2]! : parts[0]!;
+    const type = bench.recipe ? bench.recipe({ kind, layer, nLayers: shape.nLayers, tied: shape.tiedEmbeddings }) : bench.type;
+    return randomMatrix(name, cols, rows, matrixType(type, cols));
+  };
   const out: StreamedTensor[] = [matrix('token_embd.weight', dim, vocab)];
   for (let l = 0; l < shape.nLayers; l++) {
     const p = `blk.${l}`;
@@ -326,7 +362,7 @@ export function ensureBenchModel(shape: ModelShape, typeName: string, options: E
   const log = options.log ?? ((line: string) => process.stderr.write(line + '\n'));
   const started = performance.now();
   const tty = process.stderr.isTTY;
-  writeGgufStreaming(path, metadataOf(shape, typeName), tensorsOf(shape, bench.type), (done, total) => {
+  writeGgufStreaming(path, metadataOf(shape, typeName), tensorsOf(shape, bench), (done, total) => {
     if (tty) process.stderr.write(`\rwriting ${path}: ${done}/${total} tensors`);
   });
   if (tty) process.stderr.write('\n');
