@@ -311,8 +311,8 @@ void vecDotQ4_K_avx2(int64_t n, float* s, const void* x, const void* y) {
 namespace {
 
 // Q4_K, Q5_K and Q6_K for decode and for the few tokens that mat-mul-k-avx2.cpp's prepared tiles
-// leave over: one row x 4 tokens, then one token at a time.
-// Decode reads every K-quant one row at a time, one weight stream per thread, each block asked for
+// leave over: one row x 4 tokens, then one token at a time (Q6_K's decode: two rows at a time).
+// Decode read every K-quant in the file's layout one row at a time, one weight stream per thread, each block asked for
 // kRowStreamAheadBytes on, as the AVX-512 kernels do (TinyLlama decode@0 at the AVX2 tier, Zen 5,
 // alternating, tok/s from 4 rows to 1: Q4_K 43.1 -> 47.3, Q5_K 32.2 -> 37.1). Q6_K read 4 rows
 // side by side, each block asked for 4 rows on, until Zen 3 (per-op timer, builds alternating by
