@@ -86,9 +86,8 @@ fn main(ids: Ids, @builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
         }
       }
       if (DTYPE == T_Q6_K) {
-        let q = 8u * (t * p.units + b + l);
-        sum += q6k_offset(q6k_unit_scales(row, b + l), vec4<u32>(a[q], a[q + 1u], a[q + 2u], a[q + 3u]),
-                          vec4<u32>(a[q + 4u], a[q + 5u], a[q + 6u], a[q + 7u]));
+        let au = act_unit(t, b + l, p.units, p.a_d, p.a_s);
+        sum += q6k_offset(q6k_unit_scales(row, b + l), au.lo, au.hi);
       }
       if (UNITS_PER_BLOCK == 8u) {
         let wd = block_scales(row, b);

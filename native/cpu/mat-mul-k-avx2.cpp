@@ -212,19 +212,16 @@ void q6KTile(int64_t nb, float* s, int64_t ldS, const char* x, const PreparedQ6K
   const __m256i spread = _mm256_setr_epi8(0, 1, 4, 5, 0, 1, 4, 5, 0, 1, 4, 5, 0, 1, 4, 5, 2, 3, 6, 7, 2, 3, 6, 7, 2, 3, 6, 7, 2, 3, 6, 7);
   __m256 acc[T];
   for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();
-  // Blocks b and b + 1, widened one block ahead (see ScaleMinK), and -32 times them.
-  alignas(32) int16_t scb[2][16];
-  alignas(32) int16_t negScb[2][16];
+  alignas(32) int16_t scb[2][16];  // blocks b and b + 1, widened one block ahead (see ScaleMinK)
   auto unpack = [&](int64_t b) {
-    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ6_K*>(x)[b].scales)));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(scb[b & 1]), sc16);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(negScb[b & 1]), q6KNegScales32(sc16));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(scb[b & 1]),
+                       _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const BlockQ6_K*>(x)[b].scales))));
   };
   blocksOneAhead(nb, unpack, [&](int64_t b) {
     const PreparedQ6K<T>& yb = tb[b];
     const BlockQ6_K& xb = reinterpret_cast<const BlockQ6_K*>(x)[b];
     const int16_t* sc = scb[b & 1];
-    const __m256i negScales = _mm256_load_si256(reinterpret_cast<const __m256i*>(negScb[b & 1]));
+    const __m256i negScales = q6KNegScales32(_mm256_load_si256(reinterpret_cast<const __m256i*>(sc)));
     __m256i sumi[T];
     for (int t = 0; t < T; t++) sumi[t] = q6KOffsetLanes(negScales, yb.bsums[t]);
 #pragma GCC unroll 4

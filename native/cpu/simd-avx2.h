@@ -146,9 +146,10 @@ static inline __m128i sumsOf32(const BlockQ8_K& y) {
 
 // Q6_K's offset of 32, taken off once per block instead of from every pair of values: -32 times
 // each of the block's 16 scales (widened to int16; within -4096..4096), then per token
-// q6KOffsetLanes with the token's 16 sums of 16 (BlockQ8_K::bsums). The 6-bit values (0..63) stay unsigned for maddubs, and every Q6_K kernel adds
-// the same 8 int32 lanes (lane i: -32 * (s[2i] * bsums[2i] + s[2i + 1] * bsums[2i + 1])) to its
-// sums of scale * value * y, so every tier and token count keeps the same bits.
+// q6KOffsetLanes with the token's 16 sums of 16 (BlockQ8_K::bsums). The 6-bit values (0..63) stay
+// unsigned for maddubs, and every Q6_K kernel (the WebGPU ones too: q6k_offset) adds the same 8
+// int32 lanes (lane i: -32 * (s[2i] * bsums[2i] + s[2i + 1] * bsums[2i + 1])) to its sums of
+// scale * value * y, so every tier, token count and backend keeps the same bits.
 static inline __m256i q6KNegScales32(__m256i scales16) {
   return _mm256_slli_epi16(_mm256_sub_epi16(_mm256_setzero_si256(), scales16), 5);
 }
