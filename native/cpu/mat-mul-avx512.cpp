@@ -504,12 +504,21 @@ void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t 
   q8PairTiles(n, nr, nt, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride);
 }
 
-// Decode reads 8 rows at a time: 8 weight streams in flight, as Q8_0's decode (2048 -> 5632 on 2
-// threads, alternating: 22.3-23.4 -> 23.7-25.5 GB/s against 4 rows).
+// Decode reads the rows one at a time, one weight stream per thread asking kRowStreamAheadBytes on,
+// as the K-quant decode kernels do. Zen 4, 2 threads of 5632 x 2048 from memory (`kernel-timer
+// --type f16 --threads 2 --rows 5632 --from-memory 1024`, in-process against the previous build):
+// 8 rows side by side asking 512 bytes on took 554-703 us by the minimum; one row at a time 387-417
+// (59 GB/s, the probe's best), 0.85-0.87 of the time by the median; two rows half a chunk apart
+// 440-490 (1.01-1.05 of one row's median). One row is one chain of FMAs: from L2 on one thread it
+// takes 1.7x the 8-row tile's time (27 GB/s a thread), still above memory's share of a thread.
 void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                           const void* y, size_t yStride) {
-  halfTiles<Lanes16, F16x16, TileF16, 8, 1, TileF16Wide, kWideRows, kWideTokens>(
-      {n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride}, nr, nt);
+  const TileArgs a{n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride};
+  if (nt == 1) {
+    FloatTile<Lanes16, F16x16, F16x16>::rowByRow(a, nr, kRowStreamAheadBytes);
+    return;
+  }
+  halfTiles<Lanes16, F16x16, TileF16, 8, 1, TileF16Wide, kWideRows, kWideTokens>(a, nr, nt);
 }
 
 }  // namespace kiln

@@ -66,42 +66,68 @@ void tiles(const TileArgs& a, int64_t nr, int64_t nt) {
 // products are added in order, whatever R and T are.
 template <typename L, typename XE, typename YE>
 struct FloatTile {
+  // R rows x T tokens: row r at rows[r], its sum for token t into out[r][t * a.ldS]. Decode (T = 1)
+  // asks for each cache line `ahead` bytes on; near a row's end, that far into the row `next` bytes
+  // past it (where this stream reads next).
+  template <int R, int T>
+  static void rowsAt(const TileArgs& a, const char* const* rows, float* const* out, int64_t next, int64_t ahead) {
+    typename L::V acc[R][T];
+    for (int r = 0; r < R; r++)
+      for (int t = 0; t < T; t++) acc[r][t] = L::zero();
+    const typename XE::E* x[R];
+    const typename YE::E* y[T];
+    for (int r = 0; r < R; r++) x[r] = reinterpret_cast<const typename XE::E*>(rows[r]);
+    for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const typename YE::E*>(a.y + t * a.yStride);
+    const int64_t rowBytes = a.n * (int64_t)sizeof(typename XE::E);
+    int64_t i = 0;
+    for (; i + L::kWidth <= a.n; i += L::kWidth) {
+      typename L::V vx[R];
+      const bool lineStart = T == 1 && ((i * sizeof(typename XE::E)) & 63) == 0;  // ask once per cache line
+      for (int r = 0; r < R; r++) {
+        if (lineStart) {
+          const int64_t past = (int64_t)(i * sizeof(typename XE::E)) + ahead - rowBytes;
+          __builtin_prefetch(past < 0 ? reinterpret_cast<const char*>(x[r] + i) + ahead : rows[r] + next + past, 0, 3);
+        }
+        vx[r] = XE::load(x[r] + i);
+      }
+      for (int t = 0; t < T; t++) {
+        const typename L::V vy = YE::load(y[t] + i);
+        for (int r = 0; r < R; r++) acc[r][t] = L::fmadd(vx[r], vy, acc[r][t]);
+      }
+    }
+    for (int r = 0; r < R; r++) {
+      for (int t = 0; t < T; t++) {
+        float sum = L::hsum(acc[r][t]);
+        for (int64_t j = i; j < a.n; j++) sum += XE::scalar(x[r][j]) * YE::scalar(y[t][j]);
+        out[r][t * a.ldS] = sum;
+      }
+    }
+  }
+
+  // Rows a.x, a.x + a.xStride, ... side by side; near a row's end a decode tile asks into the row
+  // R rows on, where this stream picks up in the tile's next call.
   template <int R, int T>
   struct Kernel {
     static void run(const TileArgs& a) {
-      typename L::V acc[R][T];
-      for (int r = 0; r < R; r++)
-        for (int t = 0; t < T; t++) acc[r][t] = L::zero();
-      const typename XE::E* x[R];
-      const typename YE::E* y[T];
-      for (int r = 0; r < R; r++) x[r] = reinterpret_cast<const typename XE::E*>(a.x + r * a.xStride);
-      for (int t = 0; t < T; t++) y[t] = reinterpret_cast<const typename YE::E*>(a.y + t * a.yStride);
-      int64_t i = 0;
-      for (; i + L::kWidth <= a.n; i += L::kWidth) {
-        typename L::V vx[R];
-        const bool lineStart = T == 1 && ((i * sizeof(typename XE::E)) & 63) == 0;  // ask once per cache line
-        for (int r = 0; r < R; r++) {
-          if (lineStart) {  // kPrefetchBytes on, into row r + R past the row's end
-            const int64_t ahead = (int64_t)(i * sizeof(typename XE::E)) + kPrefetchBytes - (int64_t)(a.n * sizeof(typename XE::E));
-            __builtin_prefetch(ahead < 0 ? reinterpret_cast<const char*>(x[r] + i) + kPrefetchBytes
-                                         : reinterpret_cast<const char*>(x[r]) + R * a.xStride + ahead, 0, 3);
-          }
-          vx[r] = XE::load(x[r] + i);
-        }
-        for (int t = 0; t < T; t++) {
-          const typename L::V vy = YE::load(y[t] + i);
-          for (int r = 0; r < R; r++) acc[r][t] = L::fmadd(vx[r], vy, acc[r][t]);
-        }
-      }
+      const char* rows[R];
+      float* out[R];
       for (int r = 0; r < R; r++) {
-        for (int t = 0; t < T; t++) {
-          float sum = L::hsum(acc[r][t]);
-          for (int64_t j = i; j < a.n; j++) sum += XE::scalar(x[r][j]) * YE::scalar(y[t][j]);
-          a.s[t * a.ldS + r] = sum;
-        }
+        rows[r] = a.x + r * a.xStride;
+        out[r] = a.s + r;
       }
+      rowsAt<R, T>(a, rows, out, R * (int64_t)a.xStride, kPrefetchBytes);
     }
   };
+
+  // Decode of one token, the rows one at a time: one weight stream, each row asking `ahead` bytes
+  // on (into the rows after it near its end).
+  static void rowByRow(const TileArgs& a, int64_t nr, int64_t ahead) {
+    for (int64_t r = 0; r < nr; r++) {
+      const char* row = a.x + r * a.xStride;
+      float* out = a.s + r;
+      rowsAt<1, 1>(a, &row, &out, (int64_t)a.xStride, ahead);
+    }
+  }
 };
 
 // Matrix products with half-precision activations (elements YE): from WT tokens on, each group of
