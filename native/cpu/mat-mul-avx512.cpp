@@ -515,7 +515,7 @@ void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t l
                           const void* y, size_t yStride) {
   const TileArgs a{n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride};
   if (nt == 1) {
-    FloatTile<Lanes16, F16x16, F16x16>::rowByRow(a, nr, kRowStreamAheadBytes);
+    FloatTile<Lanes16, F16x16, F16x16>::streams<1>(a, nr, kRowStreamAheadBytes);
     return;
   }
   halfTiles<Lanes16, F16x16, TileF16, 8, 1, TileF16Wide, kWideRows, kWideTokens>(a, nr, nt);

@@ -119,10 +119,22 @@ struct FloatTile {
     }
   };
 
-  // Decode of one token, the rows one at a time: one weight stream, each row asking `ahead` bytes
-  // on (into the rows after it near its end).
-  static void rowByRow(const TileArgs& a, int64_t nr, int64_t ahead) {
-    for (int64_t r = 0; r < nr; r++) {
+  // Decode of one token as S weight streams: the chunk's rows in S runs of nr / S, one row of each
+  // run side by side (the rest one at a time), each asking `ahead` bytes on, into the rows after it
+  // near its end. S = 1 reads the rows one at a time.
+  template <int S>
+  static void streams(const TileArgs& a, int64_t nr, int64_t ahead) {
+    const int64_t h = nr / S;
+    for (int64_t i = 0; i < h; i++) {
+      const char* rows[S];
+      float* out[S];
+      for (int k = 0; k < S; k++) {
+        rows[k] = a.x + (i + k * h) * a.xStride;
+        out[k] = a.s + i + k * h;
+      }
+      rowsAt<S, 1>(a, rows, out, (int64_t)a.xStride, ahead);
+    }
+    for (int64_t r = S * h; r < nr; r++) {
       const char* row = a.x + r * a.xStride;
       float* out = a.s + r;
       rowsAt<1, 1>(a, &row, &out, (int64_t)a.xStride, ahead);
