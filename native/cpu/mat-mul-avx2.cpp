@@ -187,17 +187,19 @@ constexpr int kQ8PrefillRows = 4, kQ8PrefillTokens = 4;
 constexpr int kWideRows = 3, kWideTokens = 4;
 
 // F16 weights and activations, both read as halves in every tile (so every token count gives the
-// same bits): decode reads two rows at a time, half a chunk apart, each stream asking
+// same bits): decode reads four rows at a time, a quarter of the chunk apart, each stream asking
 // kRowStreamAheadBytes on (Zen 4, 2 threads of 5632 x 2048 from memory, in-process against 8 rows
-// side by side asking 512 bytes on: 0.68-0.84 of the time by the minimum, 0.87-0.90 by the median;
-// four streams 0.89-1.07 and 0.94-0.95; from L2 on one thread two rows take 2.1x the 8-row tile's
-// time, 30 GB/s a thread), 2-3 tokens take 4 rows x 3 tokens, and 4 or more 3 rows x 4 tokens.
-// Widening 4 tokens' activations
-// to float first (as BF16 does, and the AVX-512 path) was slower for F16, whose conversion is one
-// instruction: on Zen 5, 2 threads of 512x2048 -> 5632, 112-128 -> 200-205 GFLOP/s (BF16 read
-// this way went 185 -> 161, so it keeps the widening).
+// side by side asking 512 bytes on: 0.94-0.95 of the time by the median of the rounds; two streams
+// 0.87-0.90; against two streams, three 1.00-1.05 and two adjacent rows in each of two streams
+// 1.16-1.30). Each row is one chain of 8-float FMAs: from L2 on one thread two rows took 2.1x the
+// 8-row tile's time (30 GB/s a thread), and on Zen 5 one 16-float chain a thread read only 34 GB/s
+// on 2 threads (bound by the chain, that session found), so four chains, not two. 2-3 tokens take
+// 4 rows x 3 tokens, and 4 or more 3 rows x 4 tokens. Widening 4 tokens' activations to float
+// first (as BF16 does, and the AVX-512 path) was slower for F16, whose conversion is one
+// instruction: on Zen 5, 2 threads of 512x2048 -> 5632, 112-128 -> 200-205 GFLOP/s (BF16 read this
+// way went 185 -> 161, so it keeps the widening).
 void f16Product(const TileArgs& a, int64_t nr, int64_t nt) {
-  if (nt == 1) FloatTile<Lanes8, F16Elements, F16Elements>::streams<2>(a, nr, kRowStreamAheadBytes);
+  if (nt == 1) FloatTile<Lanes8, F16Elements, F16Elements>::streams<4>(a, nr, kRowStreamAheadBytes);
   else if (nt < 4) tiles<TileF16, 4, 3>(a, nr, nt);
   else tiles<TileF16, 3, 4>(a, nr, nt);
 }

@@ -504,18 +504,20 @@ void vecDotManyQ8_0_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t 
   q8PairTiles(n, nr, nt, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride);
 }
 
-// Decode reads the rows one at a time, one weight stream per thread asking kRowStreamAheadBytes on,
-// as the K-quant decode kernels do. Zen 4, 2 threads of 5632 x 2048 from memory (`kernel-timer
-// --type f16 --threads 2 --rows 5632 --from-memory 1024`, in-process against the previous build):
-// 8 rows side by side asking 512 bytes on took 554-703 us by the minimum; one row at a time 387-417
-// (59 GB/s, the probe's best), 0.85-0.87 of the time by the median; two rows half a chunk apart
-// 440-490 (1.01-1.05 of one row's median). One row is one chain of FMAs: from L2 on one thread it
-// takes 1.7x the 8-row tile's time (27 GB/s a thread), still above memory's share of a thread.
+// Decode reads two rows at a time, half a chunk apart, each stream asking 4 KB on
+// (kF16DecodeAheadBytes). Zen 4, 2 threads of 5632 x 2048 from memory (`kernel-timer --type f16
+// --threads 2 --rows 5632 --from-memory 1024 --rounds 8 --compare`), against 8 rows side by side
+// asking 512 bytes on: 0.86-0.90 of the time by the median of the rounds; asking 8 KB on 0.98-0.99;
+// one row at a time 0.85-0.87 (387-417 us at the fast minutes' minimum, 59 GB/s). One row is one
+// chain of FMAs, 16 floats per FMA latency: 27 GB/s a thread from L2 here, and on Zen 5 an earlier
+// session read one row at a time at 34.4 GB/s on 2 threads against 44.5-50.8 for the 8-row tile.
+// Two chains keep twice that margin, as many floats in flight as the AVX2 tier's four streams.
+constexpr int64_t kF16DecodeAheadBytes = 4096;
 void vecDotManyF16_avx512(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS, const void* x, size_t xStride,
                           const void* y, size_t yStride) {
   const TileArgs a{n, s, ldS, static_cast<const char*>(x), xStride, static_cast<const char*>(y), yStride};
   if (nt == 1) {
-    FloatTile<Lanes16, F16x16, F16x16>::streams<1>(a, nr, kRowStreamAheadBytes);
+    FloatTile<Lanes16, F16x16, F16x16>::streams<2>(a, nr, kF16DecodeAheadBytes);
     return;
   }
   halfTiles<Lanes16, F16x16, TileF16, 8, 1, TileF16Wide, kWideRows, kWideTokens>(a, nr, nt);

@@ -14,7 +14,9 @@
 namespace kiln {
 namespace {
 
-// How far ahead a matrix-vector product asks for its weights: the streams of a few rows in flight
+// How far ahead a float tile of rows side by side asks for its weights (F16 decode now reads a few
+// long streams a thread instead, FloatTile::streams; what follows is how this was set when it read
+// 8 rows side by side). The streams of a few rows in flight
 // hide part of the memory latency that the dot products alone leave exposed (measured +20% on one
 // thread of a Sapphire Rapids VM). Float rows ask once per cache line, 512 bytes ahead: F16 decode
 // 2048 -> 5632 on 2 threads took 833-859 us asking every 32 bytes 1024 ahead, 798-825 once per line

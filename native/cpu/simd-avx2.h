@@ -21,7 +21,9 @@ namespace simd {
 // (1.2 KB) 54.8, none 57.0, 4 rows 59.2, 8 rows 61.4; 8 rows 66.2, 8 KB 68.8, 12 KB 69.0; 8 rows
 // 62.8, 16 rows 61.0, 32 rows 57.8. Rows read side by side prefetch the next rows' blocks instead
 // (R rows ahead): there the hardware prefetcher does not follow the short, interleaved streams
-// (AVX-512 Q6_K decode of 4 rows without it 43 -> 29 tok/s).
+// (Zen 5, AVX-512 Q6_K decode of 4 rows side by side without it 43 -> 29 tok/s). On Zen 4 those 4
+// rows still read memory at 19 GB/s against 43 for two streams asking this far ahead, so every
+// decode kernel now reads a few long streams a thread (halfApart, FloatTile::streams).
 constexpr int kRowStreamAheadBytes = 8192;
 
 // Runs body(b) for each block b in [0, nb), ahead(b + 1) just before it: what a block's integer
