@@ -450,14 +450,9 @@ void packedScaleMinKFew(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS
     packedScaleMinKRows<kFifthBit, 1>(nb, out, in, prepared.data() + t * nb);
   };
   if (nt == 1) {
-    halfApart(
-        nr,
-        [&](int64_t i, int64_t j) {
-          float* out[2] = {s + i, s + j};
-          const char* in[2] = {x + i * xStride, x + j * xStride};
-          packedScaleMinKRows<kFifthBit, 2>(nb, out, in, prepared.data());
-        },
-        [&](int64_t i) { one(i, 0); });
+    rowsHalfApart(
+        nr, s, x, xStride, [&](float* const* out, const char* const* in) { packedScaleMinKRows<kFifthBit, 2>(nb, out, in, prepared.data()); },
+        [&](float* const* out, const char* const* in) { packedScaleMinKRows<kFifthBit, 1>(nb, out, in, prepared.data()); });
     return;
   }
   for (int64_t r = 0; r < nr; r++)

@@ -490,16 +490,10 @@ void q6KRowPair(int64_t n, float* const* out, const char* const* rows, const Blo
 // One token against the rows, two half a chunk apart; the number of rows done (all but an odd
 // count's last, which the caller leaves to the AVX2 row dot).
 int64_t q6KDecode(int64_t n, int64_t nr, float* s, const void* vx, size_t xStride, const void* vy) {
-  const char* x = static_cast<const char*>(vx);
   const BlockQ8_K* y = static_cast<const BlockQ8_K*>(vy);
-  halfApart(
-      nr,
-      [&](int64_t i, int64_t j) {
-        float* out[2] = {s + i, s + j};
-        const char* rows[2] = {x + i * xStride, x + j * xStride};
-        q6KRowPair(n, out, rows, y);
-      },
-      [](int64_t) {});
+  rowsHalfApart(
+      nr, s, static_cast<const char*>(vx), xStride, [&](float* const* out, const char* const* in) { q6KRowPair(n, out, in, y); },
+      [](float* const*, const char* const*) {});
   return nr - nr % 2;
 }
 

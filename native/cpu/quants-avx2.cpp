@@ -393,16 +393,10 @@ void vecDotFewQ6_K_avx2(int64_t n, int64_t nr, int64_t nt, float* s, int64_t ldS
     rowTiles<Q6KTile>(n, nr, nt, s, ldS, x, xStride, y, yStride);
     return;
   }
-  const char* rows = static_cast<const char*>(x);
   const char* token = static_cast<const char*>(y);
-  halfApart(
-      nr,
-      [&](int64_t i, int64_t j) {
-        float* out[2] = {s + i, s + j};
-        const char* in[2] = {rows + i * xStride, rows + j * xStride};
-        q6KTile<2, 1>(n, out, 0, in, token, 0);
-      },
-      [&](int64_t i) { Q6KTile<1>::run(n, s + i, 0, rows + i * xStride, token, 0, nullptr); });
+  rowsHalfApart(
+      nr, s, static_cast<const char*>(x), xStride, [&](float* const* out, const char* const* in) { q6KTile<2, 1>(n, out, 0, in, token, 0); },
+      [&](float* const* out, const char* const* in) { q6KTile<1, 1>(n, out, 0, in, token, 0); });
 }
 
 }  // namespace kiln

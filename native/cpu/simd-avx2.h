@@ -53,6 +53,24 @@ static inline void halfApart(int64_t n, Pair pair, Last last) {
   if (n % 2) last(n - 1);
 }
 
+// halfApart over rows of xStride bytes from x, whose sums go to s[r]: pair(out, in) for rows i and
+// i + n / 2 (out = {s + i, s + j}, in = their starts), then last(out, in) for an odd count's last row.
+template <typename Pair, typename Last>
+static inline void rowsHalfApart(int64_t n, float* s, const char* x, size_t xStride, Pair pair, Last last) {
+  halfApart(
+      n,
+      [&](int64_t i, int64_t j) {
+        float* out[2] = {s + i, s + j};
+        const char* in[2] = {x + i * xStride, x + j * xStride};
+        pair(out, in);
+      },
+      [&](int64_t i) {
+        float* out[1] = {s + i};
+        const char* in[1] = {x + i * xStride};
+        last(out, in);
+      });
+}
+
 // Asks for every cache line of the `Size` bytes at p + ahead. A walk over blocks of `Size` bytes
 // that calls this per block asks for each line of its stream: a single prefetch per 144-byte packed
 // Q4_0 block skipped about every other line, which then came late (decode 2048 -> 5632, 2 threads:
