@@ -194,7 +194,7 @@ function swings(kiln: Rates[], peers: Rates[][], swing: number): boolean {
   }));
 }
 
-function resolveModel(spec: string, modelsDir: string): { name: string; file: string } {
+export function resolveModel(spec: string, modelsDir: string): { name: string; file: string } {
   if (spec.endsWith('.gguf')) {
     if (!existsSync(spec)) throw new Error(`model file ${spec} does not exist`);
     return { name: basename(spec, '.gguf'), file: spec };
@@ -217,7 +217,7 @@ function bytesPerToken(file: string): number {
  * Distinct prompts per run: a first token that differs from every earlier run's, so no cache is
  * reused. Ids stay inside the model's vocabulary (stories260K has 512 tokens).
  */
-function request(round: number, promptTokens: number, generate: number, vocab: number): RunRequest {
+export function request(round: number, promptTokens: number, generate: number, vocab: number): RunRequest {
   let s = 0x9e3779b9 ^ round;
   const span = Math.min(20000, Math.max(1, vocab - 1000));
   const base = vocab > 21000 ? 1000 : 1;
@@ -230,7 +230,7 @@ function request(round: number, promptTokens: number, generate: number, vocab: n
   return { cmd: 'run', prompt, start: (301 + 2 * round) % vocab, generate };
 }
 
-function vocabSize(file: string): number {
+export function vocabSize(file: string): number {
   const embd = openGguf(file).file.tensors.find((t) => t.name === 'token_embd.weight');
   if (!embd || embd.dims.length < 2) throw new Error(`${file} has no token_embd.weight`);
   return embd.dims[1]!;

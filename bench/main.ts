@@ -8,7 +8,7 @@ export async function runBench(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   const here = dirname(fileURLToPath(import.meta.url));
   if (!name || !/^[a-z0-9-]+$/.test(name) || !existsSync(join(here, `${name}.js`)) || name === 'main') {
-    process.stderr.write('usage: kiln bench <kernels|kernel-timer|e2e|batched|models|sampler|streamer|tokenizer|agent|server|hostile|grammar|gguf-fuzz> [options]\n');
+    process.stderr.write('usage: kiln bench <kernels|kernel-timer|e2e|profile|batched|models|sampler|streamer|tokenizer|agent|server|hostile|grammar|gguf-fuzz> [options]\n');
     return 2;
   }
   const mod = (await import(`./${name}.js`)) as { run(args: string[]): Promise<void> };

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "addon-graph.h"
+#include "op-profile.h"
 #include "plan.h"
 
 namespace kiln {
@@ -79,10 +80,40 @@ class PlanWrap : public Napi::ObjectWrap<PlanWrap> {
   std::vector<Napi::ObjectReference> buffers_;
 };
 
+Napi::Value SetOpProfiling(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsBoolean()) throw Napi::TypeError::New(info.Env(), "setOpProfiling takes a boolean");
+  setOpProfiling(info[0].As<Napi::Boolean>().Value());
+  return info.Env().Undefined();
+}
+
+Napi::Value TakeOpProfile(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const OpProfileTotals totals = takeOpProfile();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("steps", (double)totals.steps);
+  o.Set("tokens", (double)totals.tokens);
+  o.Set("stepSeconds", totals.stepSeconds);
+  Napi::Array ops = Napi::Array::New(env, totals.ops.size());
+  for (size_t i = 0; i < totals.ops.size(); i++) {
+    const OpTime& t = totals.ops[i];
+    Napi::Object op = Napi::Object::New(env);
+    op.Set("label", t.label);
+    op.Set("seconds", t.seconds);
+    op.Set("calls", (double)t.calls);
+    op.Set("weightBytes", (double)t.weightBytes);
+    op.Set("flops", t.flops);
+    ops.Set((uint32_t)i, op);
+  }
+  o.Set("ops", ops);
+  return o;
+}
+
 }  // namespace
 
 void registerPlanExports(Napi::Env env, Napi::Object exports) {
   exports.Set("Plan", PlanWrap::Define(env));
+  exports.Set("setOpProfiling", Napi::Function::New(env, SetOpProfiling, "setOpProfiling"));
+  exports.Set("takeOpProfile", Napi::Function::New(env, TakeOpProfile, "takeOpProfile"));
 }
 
 }  // namespace kiln

@@ -73,6 +73,34 @@ Plan::Plan(std::vector<PlanTensor> tensors, std::vector<PlanNode> nodes, int out
   packWeightsOnce();
   allocate();
   findSharedProducts();
+  labelOps();
+}
+
+// Profile labels: a product by its weights' names without the layer ("blk.3.attn_q.weight" ->
+// "attn_q") and their type, the products of one run joined ("mul_mat attn_q+attn_k+attn_v
+// q4_0"); any other op by its name. Every layer's op of one kind shares a label.
+void Plan::labelOps() {
+  opLabels_.assign(nodes_.size(), -1);
+  for (size_t i = 0; i < nodes_.size(); i++) {
+    const PlanNode& node = nodes_[i];
+    if (node.op != OpCode::MulMat) {
+      opLabels_[i] = profiler_.label(opName(node.op), 0, 0);
+      continue;
+    }
+    std::string names;
+    int64_t bytes = 0, elements = 0;
+    for (int k = 0; k < sharedProducts_[i]; k++) {
+      const PlanTensor& w = tensors_[nodes_[i + k].inputs[0]];
+      std::string name = w.name;
+      if (name.rfind("blk.", 0) == 0 && name.find('.', 4) != std::string::npos) name = name.substr(name.find('.', 4) + 1);
+      if (name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0) name.resize(name.size() - 7);
+      names += (k ? "+" : "") + name;
+      bytes += (int64_t)w.byteLength;
+      elements += w.rows * w.cols;
+    }
+    opLabels_[i] = profiler_.label(std::string("mul_mat ") + names + " " + typeTraits(tensors_[node.inputs[0]].dtype)->name, bytes, elements);
+    i += sharedProducts_[i] - 1;
+  }
 }
 
 // Products in a row that read the same activation (a layer's q, k and v; its gate and up) run as
@@ -275,12 +303,16 @@ void Plan::forwardBatch(const BatchRows& step, float* out, size_t outLength) {
 
   const OpKernels& ops = opKernels();
   const int threads = pool_.size();
+  const bool profiling = opProfiling();
+  const OpProfiler::Clock::time_point stepStart = profiling ? OpProfiler::Clock::now() : OpProfiler::Clock::time_point{};
   for (size_t i = 0; i < nodes_.size(); i++) {
     const PlanNode& node = nodes_[i];
     PlanTensor& outT = tensors_[node.output];
     float* y = act(node.output);
     const int64_t rows = rowsOf(outT, nTokens, nOutputs);
     if (rows == 0) continue;  // the output rows of a step that wants none (a prompt chunk's)
+    const size_t first = i;
+    const OpProfiler::Clock::time_point opStart = profiling ? OpProfiler::Clock::now() : OpProfiler::Clock::time_point{};
     switch (node.op) {
       case OpCode::GetRows: {
         const PlanTensor& table = tensors_[node.inputs[0]];
@@ -383,8 +415,10 @@ void Plan::forwardBatch(const BatchRows& step, float* out, size_t outLength) {
         break;
       }
     }
+    if (profiling) profiler_.add(opLabels_[first], opStart, rows);
   }
   std::memcpy(out, act(output_), sizeof(float) * resultSize);
+  if (profiling) profiler_.finishStep(nTokens, stepStart);
 }
 
 void Plan::copySlot(int from, int to, int64_t n) {

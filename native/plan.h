@@ -13,6 +13,7 @@
 #include "cpu/thread-pool.h"
 #include "cpu/type-traits.h"
 #include "graph-plan.h"
+#include "op-profile.h"
 
 namespace kiln {
 
@@ -80,6 +81,7 @@ class Plan {
   void allocate();
   void packWeightsOnce();
   void findSharedProducts();
+  void labelOps();
   MulMatProduct product(const PlanNode& node);
   void prefetchWhileIdle(size_t group, int64_t nTokens, int64_t nOutputs);
   float* act(int id) { return buffers_[tensors_[id].buffer].data(); }
@@ -105,6 +107,8 @@ class Plan {
   std::vector<SlotSegment> segments_;
   std::vector<uint8_t> matScratch_;
   std::vector<float> attnScratch_;
+  OpProfiler profiler_;
+  std::vector<int> opLabels_;  // per node that runs (a run of shared products: its first), its profile label
   int nLayers_ = 0;
   int64_t kvWidth_ = 0;
   HugePageMemory kvK_, kvV_;   // [slot][layer][capacity][kvWidth] in kvType

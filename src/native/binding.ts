@@ -67,6 +67,26 @@ export interface NativePlanOptions {
   kvType: number;
 }
 
+/** One label's totals: every layer's op of one kind shares a label ("mul_mat attn_q+attn_k+attn_v q4_0", "attention"). */
+export interface OpTime {
+  label: string;
+  seconds: number;
+  calls: number;
+  /** Weight bytes its products read (the file's bytes of their weights, per call, summed); 0 for other ops. */
+  weightBytes: number;
+  /** Its products' multiply-adds x 2 (weights x activation rows), summed over calls; 0 for other ops. */
+  flops: number;
+}
+
+export interface OpProfile {
+  steps: number;
+  tokens: number;
+  /** Whole steps, the checks and copies between ops included. */
+  stepSeconds: number;
+  /** In the order a step first ran them. */
+  ops: OpTime[];
+}
+
 export interface NativePlan {
   /**
    * Runs the graph on `tokens` at `positions` in `slot`, on a worker thread. Writes the output
@@ -178,6 +198,13 @@ export interface NativeAddon {
   /** 'avx2': the SIMD kernels without the AVX-512 ones, so tests cover both tiers on an AVX-512 CPU. */
   setKernelLevel(level: 'generic' | 'avx2' | 'best'): void;
   Plan: new (graph: NativeGraph, options: NativePlanOptions) => NativePlan;
+  /**
+   * Process-wide: CPU plans time each op of their steps while on (turning it on or off clears the
+   * totals). For benches: where a step's time goes.
+   */
+  setOpProfiling(on: boolean): void;
+  /** The CPU plans' op times since the last call (or since profiling was turned on), and clears them. */
+  takeOpProfile(): OpProfile;
   /** CUDA devices the kernels run on; an empty list with the reason on machines (or builds) without them. Never throws. */
   cudaDevices(): CudaDeviceList;
   /** Throws (kilnCode 'cuda_unavailable') in builds without CUDA. */
