@@ -478,6 +478,47 @@ void gemvQ8_0x8Tokens_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* acc
   }
 }
 
+// Decode of two runs of groups side by side (x[0]'s and x[1]'s, nGroups each): group g of each,
+// block by block in turn, so a thread reads two streams; each group takes exactly the steps it
+// takes alone (gemvQ8_0x8_avx512), so the same bits. acc[k], s[k]: run k's, as gemvQ8_0x8_avx512's.
+void gemvQ8_0x8Two_avx512(int64_t nb, int64_t nGroups, float* const* acc, bool first, float* const* s, const BlockQ8_0x8* const* x,
+                          const BlockQ8_0* y) {
+  for (int64_t g = 0; g < nGroups; g++) {
+    __m512 a[2][4];
+    const Q8_0PackedRows rows[2] = {{x[0] + g * nb}, {x[1] + g * nb}};
+    for (int k = 0; k < 2; k++)
+      for (int p = 0; p < 4; p++) a[k][p] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc[k] + 64 * g + 16 * p);
+    constexpr int kAhead = 2;
+    int64_t b = 0;
+    for (; b + kAhead <= nb; b += kAhead) {
+      __m512i flipped[2][kAhead][4];
+      __m256 scales[2][kAhead];
+      for (int k = 0; k < 2; k++) {
+        for (int j = 0; j < kAhead; j++) {
+          flipRows(rows[k], b + j, flipped[k][j]);
+          scales[k][j] = _mm256_cvtph_ps(rows[k].scales(b + j));
+        }
+      }
+      for (int k = 0; k < 2; k++)
+        for (int j = 0; j < kAhead; j++) q8_0EightRowsVnniBlock(scales[k][j], flipped[k][j], y[b + j], a[k]);
+    }
+    for (; b < nb; b++) {
+      for (int k = 0; k < 2; k++) {
+        __m512i flipped[4];
+        flipRows(rows[k], b, flipped);
+        q8_0EightRowsVnniBlock(_mm256_cvtph_ps(rows[k].scales(b)), flipped, y[b], a[k]);
+      }
+    }
+    for (int k = 0; k < 2; k++) {
+      if (s) {
+        storeEightRows(a[k], s[k] + 8 * g);
+      } else {
+        for (int p = 0; p < 4; p++) _mm512_storeu_ps(acc[k] + 64 * g + 16 * p, a[k][p]);
+      }
+    }
+  }
+}
+
 // Groups in pairs (BlockQ4_0x16) on 512-bit tiles; an odd last group (BlockQ4_0x8) on the shared
 // 256-bit tile. Every path gives the same bits. Up to 8 tokens (decode, a continuous-batching
 // step) stream the weights from memory with prefetches (4 decode rows of TinyLlama Q4_0, tok/s against one row's: 2.6x ->
