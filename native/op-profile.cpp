@@ -1,3 +1,4 @@
+// The process-wide op totals behind setOpProfiling / takeOpProfile, and each plan's per-step side.
 #include "op-profile.h"
 
 namespace kiln {
