@@ -101,15 +101,23 @@ function rssPeakTracker(): () => number {
   }
 }
 
-async function kilnEngine(o: EngineOptions): Promise<Engine> {
+/**
+ * kiln's runtime as the benches run it: the kernel tier set first, and a logit bias that keeps the
+ * end-of-generation tokens from being picked, so every run decodes all its tokens.
+ */
+export async function loadKiln(o: Pick<EngineOptions, 'model' | 'backend' | 'level' | 'threads' | 'contextSize' | 'batch' | 'kvCacheType'>) {
   const { Runtime } = await import('../src/index.js');
   const { native } = await import('../src/native/binding.js');
   // Process-wide and read when the plan is built (Q4_0 packing), so set before loading.
   native().setKernelLevel(o.level ?? 'best');
   const rt = await Runtime.load({ model: o.model, backend: o.backend ?? 'cpu', threads: o.threads, contextSize: o.contextSize, maxBatch: o.batch, kvCacheType: o.kvCacheType });
-  const vocab = rt.info.hparams.vocabSize;
   const logitBias: Record<number, number> = {};
-  for (let id = 0; id < vocab; id++) if (rt.tokenizer.isEog(id)) logitBias[id] = -Infinity;
+  for (let id = 0; id < rt.info.hparams.vocabSize; id++) if (rt.tokenizer.isEog(id)) logitBias[id] = -Infinity;
+  return { rt, logitBias };
+}
+
+async function kilnEngine(o: EngineOptions): Promise<Engine> {
+  const { rt, logitBias } = await loadKiln(o);
   // generate() runs the prompt, then one forward step per token after the first; a
   // continuation of the previous prompt reuses its cache, which is what decode wants.
   let history: number[] = [];

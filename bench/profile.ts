@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type OpProfile } from '../src/native/binding.js';
 import { request, resolveModel, vocabSize } from './e2e.js';
+import { loadKiln } from './e2e-engine.js';
 import { argValue, describeMachine, formatTable, machineInfo, measureLimits, probeReadNow, REPO_ROOT, warnAboutAddon } from './machine.js';
 import { DEFAULT_MODEL_DIR } from './models.js';
 
@@ -31,7 +32,6 @@ export async function run(args: string[]): Promise<void> {
   if (level !== 'best' && level !== 'avx2') throw new Error(`--level takes best or avx2, got '${level}'`);
   const { name, file } = resolveModel(argValue(args, '--model') ?? 'tinyllama:q4_0', argValue(args, '--models-dir') ?? DEFAULT_MODEL_DIR);
 
-  const { Runtime } = await import('../src/index.js');
   const { native } = await import('../src/native/binding.js');
   const machine = machineInfo();
   warnAboutAddon(machine);
@@ -40,12 +40,8 @@ export async function run(args: string[]): Promise<void> {
   console.log(`${name}, kiln cpu${level === 'avx2' ? ' (kernels forced to the AVX2 tier)' : ''}, ${threads} threads, KV cache ${kvCacheType}`);
 
   const addon = native();
-  // Read when the plan packs its weights, so set before loading.
-  addon.setKernelLevel(level);
-  const rt = await Runtime.load({ model: file, backend: 'cpu', threads, contextSize: promptTokens + generate + 16, maxBatch: promptTokens, kvCacheType });
+  const { rt, logitBias } = await loadKiln({ model: file, backend: 'cpu', level, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType });
   const vocab = vocabSize(file);
-  const logitBias: Record<number, number> = {};
-  for (let id = 0; id < vocab; id++) if (rt.tokenizer.isEog(id)) logitBias[id] = -Infinity;
   const complete = (prompt: number[], maxTokens: number) => rt.complete({ prompt, maxTokens, temperature: 0, logitBias });
 
   const phases: Phase[] = [];

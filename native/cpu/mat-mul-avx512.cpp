@@ -436,58 +436,29 @@ void q8_0EightRowsVnni(int64_t nb, float* s, const Rows& rows, const BlockQ8_0* 
   storeEightRows(acc, s);
 }
 
-}  // namespace
-
-// TinyLlama Q8_0 decode@0 on Zen 5 against the file layout's 8 streams, alternating: 43.2 -> 52.6
-// tok/s in a fast-memory minute (read 83 GB/s), 37.5 -> 39.7 in a slow one. One token through the
-// few-token kernel: the same block steps (a scratch timer of 64 segments in L2 read the same 22-26
-// us either way).
-void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* acc, bool first, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y) {
-  gemvQ8_0x8Tokens_avx512(nb, nGroups, 1, acc, 0, first, s, 0, x, y, 0);
+// A packed group's lanes between segments: zero at its first segment, else what the last one left
+// at ag; after its last segment its 8 row sums go to s (s non-null), else the lanes back to ag.
+inline void loadGroupLanes(const float* ag, bool first, __m512* a) {
+  for (int p = 0; p < 4; p++) a[p] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(ag + 16 * p);
 }
-
-// Tokens up to 4 at a time (their accumulators stay in registers), each group's rows loaded once
-// for them. Token t's acc at acc + t * ldAcc, its blocks at y + t * ldY, its sums at s + t * ldS.
-void gemvQ8_0x8Tokens_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* acc, int64_t ldAcc, bool first, float* s, int64_t ldS,
-                             const BlockQ8_0x8* x, const BlockQ8_0* y, int64_t ldY) {
-  for (int64_t t0 = 0; t0 < nt; t0 += 4) {
-    const int T = (int)std::min<int64_t>(4, nt - t0);
-    for (int64_t g = 0; g < nGroups; g++) {
-      __m512 a[4][4];
-      for (int t = 0; t < T; t++) {
-        const float* ag = acc + (t0 + t) * ldAcc + 64 * g;
-        for (int p = 0; p < 4; p++) a[t][p] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(ag + 16 * p);
-      }
-      const Q8_0PackedRows rows{x + g * nb};
-      const BlockQ8_0* yt = y + t0 * ldY;
-      switch (T) {
-        case 1: q8_0EightRowsVnniTokens<1>(nb, a, rows, yt, ldY); break;
-        case 2: q8_0EightRowsVnniTokens<2>(nb, a, rows, yt, ldY); break;
-        case 3: q8_0EightRowsVnniTokens<3>(nb, a, rows, yt, ldY); break;
-        default: q8_0EightRowsVnniTokens<4>(nb, a, rows, yt, ldY); break;
-      }
-      for (int t = 0; t < T; t++) {
-        if (s) {
-          storeEightRows(a[t], s + (t0 + t) * ldS + 8 * g);
-        } else {
-          float* ag = acc + (t0 + t) * ldAcc + 64 * g;
-          for (int p = 0; p < 4; p++) _mm512_storeu_ps(ag + 16 * p, a[t][p]);
-        }
-      }
-    }
+inline void storeGroupLanes(const __m512* a, float* s, float* ag) {
+  if (s) {
+    storeEightRows(a, s);
+  } else {
+    for (int p = 0; p < 4; p++) _mm512_storeu_ps(ag + 16 * p, a[p]);
   }
 }
 
 // Decode of two runs of groups side by side (x[0]'s and x[1]'s, nGroups each): group g of each,
 // block by block in turn, so a thread reads two streams; each group takes exactly the steps it
-// takes alone (gemvQ8_0x8_avx512), so the same bits. acc[k], s[k]: run k's, as gemvQ8_0x8_avx512's.
-void gemvQ8_0x8Two_avx512(int64_t nb, int64_t nGroups, float* const* acc, bool first, float* const* s, const BlockQ8_0x8* const* x,
-                          const BlockQ8_0* y) {
+// takes alone (q8_0EightRowsVnniTokens<1>), so the same bits. acc[k], s[k]: run k's, as
+// gemvQ8_0x8_avx512's.
+void gemvQ8_0x8Two(int64_t nb, int64_t nGroups, float* const* acc, bool first, float* const* s, const BlockQ8_0x8* const* x,
+                   const BlockQ8_0* y) {
   for (int64_t g = 0; g < nGroups; g++) {
     __m512 a[2][4];
     const Q8_0PackedRows rows[2] = {{x[0] + g * nb}, {x[1] + g * nb}};
-    for (int k = 0; k < 2; k++)
-      for (int p = 0; p < 4; p++) a[k][p] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc[k] + 64 * g + 16 * p);
+    for (int k = 0; k < 2; k++) loadGroupLanes(acc[k] + 64 * g, first, a[k]);
     constexpr int kAhead = 2;
     int64_t b = 0;
     for (; b + kAhead <= nb; b += kAhead) {
@@ -509,14 +480,69 @@ void gemvQ8_0x8Two_avx512(int64_t nb, int64_t nGroups, float* const* acc, bool f
         q8_0EightRowsVnniBlock(_mm256_cvtph_ps(rows[k].scales(b)), flipped, y[b], a[k]);
       }
     }
-    for (int k = 0; k < 2; k++) {
-      if (s) {
-        storeEightRows(a[k], s[k] + 8 * g);
-      } else {
-        for (int p = 0; p < 4; p++) _mm512_storeu_ps(acc[k] + 64 * g + 16 * p, a[k][p]);
+    for (int k = 0; k < 2; k++) storeGroupLanes(a[k], s ? s[k] + 8 * g : nullptr, acc[k] + 64 * g);
+  }
+}
+
+}  // namespace
+
+// TinyLlama Q8_0 decode@0 on Zen 5 against the file layout's 8 streams, alternating: 43.2 -> 52.6
+// tok/s in a fast-memory minute (read 83 GB/s), 37.5 -> 39.7 in a slow one. One token through the
+// few-token kernel: the same block steps (a scratch timer of 64 segments in L2 read the same 22-26
+// us either way).
+void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* acc, bool first, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y) {
+  gemvQ8_0x8Tokens_avx512(nb, nGroups, 1, acc, 0, first, s, 0, x, y, 0);
+}
+
+// Tokens up to 4 at a time (their accumulators stay in registers), each group's rows loaded once
+// for them. Token t's acc at acc + t * ldAcc, its blocks at y + t * ldY, its sums at s + t * ldS.
+void gemvQ8_0x8Tokens_avx512(int64_t nb, int64_t nGroups, int64_t nt, float* acc, int64_t ldAcc, bool first, float* s, int64_t ldS,
+                             const BlockQ8_0x8* x, const BlockQ8_0* y, int64_t ldY) {
+  for (int64_t t0 = 0; t0 < nt; t0 += 4) {
+    const int T = (int)std::min<int64_t>(4, nt - t0);
+    for (int64_t g = 0; g < nGroups; g++) {
+      __m512 a[4][4];
+      for (int t = 0; t < T; t++) loadGroupLanes(acc + (t0 + t) * ldAcc + 64 * g, first, a[t]);
+      const Q8_0PackedRows rows{x + g * nb};
+      const BlockQ8_0* yt = y + t0 * ldY;
+      switch (T) {
+        case 1: q8_0EightRowsVnniTokens<1>(nb, a, rows, yt, ldY); break;
+        case 2: q8_0EightRowsVnniTokens<2>(nb, a, rows, yt, ldY); break;
+        case 3: q8_0EightRowsVnniTokens<3>(nb, a, rows, yt, ldY); break;
+        default: q8_0EightRowsVnniTokens<4>(nb, a, rows, yt, ldY); break;
       }
+      for (int t = 0; t < T; t++) storeGroupLanes(a[t], s ? s + (t0 + t) * ldS + 8 * g : nullptr, acc + (t0 + t) * ldAcc + 64 * g);
     }
   }
+}
+
+// Decode of super-groups [sg0, sg1): the whole ones as two streams half the range apart
+// (simd::halfApart; Zen 5, against one stream a thread: 2 threads of 5632 x 2048 from memory
+// 0.85-0.97 of the time, kernel-timer --compare; TinyLlama Q8_0 decode@0 in fast-memory minutes,
+// 80-82 GB/s, 50.9-52.4 -> 57.5-59.7 tok/s, its products reading 66-71 GB/s where they read 57-62,
+// bench profile with builds alternating), each pair segment by segment; an odd one and a part
+// super-group at the end alone. Every group takes the same steps either way, so the same bits.
+void gemvQ8_0x8Decode_avx512(const SegmentedLayout& layout, int64_t sg0, int64_t sg1, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y) {
+  const int64_t superRows = 8 * layout.superGroup, nSegments = layout.segments();
+  alignas(64) float acc[2][64 * kQ8SuperGroup];
+  auto alone = [&](int64_t sg) {
+    for (int64_t seg = 0; seg < nSegments; seg++)
+      gemvQ8_0x8_avx512(layout.segmentBlocks(seg), layout.groupsIn(sg), acc[0], seg == 0, seg + 1 == nSegments ? s + sg * superRows : nullptr,
+                        x + layout.segmentAt(sg, seg), y + seg * layout.span);
+  };
+  const int64_t whole = layout.groupsIn(sg1 - 1) == layout.superGroup ? sg1 : sg1 - 1;
+  simd::halfApart(
+      whole - sg0,
+      [&](int64_t i, int64_t j) {
+        float* accs[2] = {acc[0], acc[1]};
+        float* outs[2] = {s + (sg0 + i) * superRows, s + (sg0 + j) * superRows};
+        for (int64_t seg = 0; seg < nSegments; seg++) {
+          const BlockQ8_0x8* xs[2] = {x + layout.segmentAt(sg0 + i, seg), x + layout.segmentAt(sg0 + j, seg)};
+          gemvQ8_0x8Two(layout.segmentBlocks(seg), layout.superGroup, accs, seg == 0, seg + 1 == nSegments ? outs : nullptr, xs, y + seg * layout.span);
+        }
+      },
+      [&](int64_t i) { alone(sg0 + i); });
+  if (whole < sg1) alone(sg1 - 1);
 }
 
 // Groups in pairs (BlockQ4_0x16) on 512-bit tiles; an odd last group (BlockQ4_0x8) on the shared

@@ -187,29 +187,11 @@ struct MulMatJob {
     const int64_t superRows = 8 * kQ8SuperGroup, nSegments = layout.segments();
     alignas(64) float acc[kFewTokens][64 * kQ8SuperGroup];
     const int64_t sg0 = split.rowBegin(c) / superRows, sg1 = (split.rowEnd(c) + superRows - 1) / superRows;
-    int64_t sg = sg0;
     if (nTokens == 1 && useAvx512()) {
-      // Decode: the chunk's whole super-groups in two halves read side by side, the first half's
-      // i-th with the second half's, segment by segment, so a thread reads two streams (as the
-      // other decode kernels do). Zen 5, against one stream a thread: 2 threads of 5632 x 2048
-      // from memory 0.85-0.97 of the time (kernel-timer --compare); TinyLlama Q8_0 decode@0 in
-      // fast-memory minutes (read 80-82 GB/s) 50.9-52.4 -> 57.5-59.7 tok/s, its products reading
-      // 66-71 GB/s where they read 57-62 (bench profile, builds alternating).
-      const int64_t whole = layout.groupsIn(sg1 - 1) == kQ8SuperGroup ? sg1 : sg1 - 1;
-      const int64_t h = (whole - sg0) / 2;
-      for (int64_t i = 0; i < h; i++) {
-        const int64_t pair[2] = {sg0 + i, sg0 + h + i};
-        float* accs[2] = {acc[0], acc[1]};
-        float* outs[2] = {y + pair[0] * superRows, y + pair[1] * superRows};
-        for (int64_t s = 0; s < nSegments; s++) {
-          const BlockQ8_0x8* xs[2] = {groups + layout.segmentAt(pair[0], s), groups + layout.segmentAt(pair[1], s)};
-          gemvQ8_0x8Two_avx512(layout.segmentBlocks(s), kQ8SuperGroup, accs, s == 0, s + 1 == nSegments ? outs : nullptr, xs,
-                               tokens + s * layout.span);
-        }
-      }
-      sg = sg0 + 2 * h;
+      gemvQ8_0x8Decode_avx512(layout, sg0, sg1, y, groups, tokens);
+      return;
     }
-    for (; sg < sg1; sg++) {
+    for (int64_t sg = sg0; sg < sg1; sg++) {
       const int64_t n = layout.groupsIn(sg);
       for (int64_t s = 0; s < nSegments; s++) {
         const bool last = s + 1 == nSegments;

@@ -166,9 +166,9 @@ struct SplitRun {
 // row gets the bits of vecDotQ8_0_avx2.
 void gemvQ8_0x8_avx2(int64_t nb, int64_t nGroups, float* acc, bool first, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y);
 void gemvQ8_0x8_avx512(int64_t nb, int64_t nGroups, float* acc, bool first, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y);
-// gemvQ8_0x8_avx512 over two runs of groups side by side (two streams a thread), the same bits.
-void gemvQ8_0x8Two_avx512(int64_t nb, int64_t nGroups, float* const* acc, bool first, float* const* s, const BlockQ8_0x8* const* x,
-                          const BlockQ8_0* y);
+// One token (decode) against super-groups [sg0, sg1) of packed Q8_0 in `layout`, two streams a
+// thread: row r's sum at s[r], its bits as gemvQ8_0x8_avx512's.
+void gemvQ8_0x8Decode_avx512(const SegmentedLayout& layout, int64_t sg0, int64_t sg1, float* s, const BlockQ8_0x8* x, const BlockQ8_0* y);
 // gemvQ8_0x8_avx512 for nt tokens (a continuous-batching step), the rows read once for each 4:
 // token t's acc at acc + t * ldAcc, its blocks at y + t * ldY, its row sums at s + t * ldS; every
 // token gets the bits it gets alone.
