@@ -1,6 +1,6 @@
 // `npm run bench -- e2e [--model FILE|SHAPE:TYPE,...] [--backend cpu|webgpu|cuda] [--threads N] [--runs 5] [--max-runs M]
 //   [--swing 0.2]
-//   [--vs llama.cpp,llama-bench,llama-bench-avx2] [--level best|avx2] [--prompt 512] [--generate 128] [--kv f16|f32]
+//   [--vs llama.cpp,llama-bench,llama-bench-avx2,kiln@ADDON] [--level best|avx2] [--prompt 512] [--generate 128] [--kv f16|f32]
 //   [--flash-attn auto|on|off] [--models-dir DIR]`:
 // prefill tok/s (a 512-token prompt in one batch) and decode tok/s (128 tokens, at context depth
 // 512 after that prompt and at depth 0), the median of --runs runs after one warm-up, with the
@@ -15,7 +15,9 @@
 // machine noise. With --vs llama-bench (or --vs llama.cpp,llama-bench) the peer is llama.cpp's own
 // llama-bench built natively for this CPU (bench/llama-bench.ts builds it on demand), alternating
 // the same way; llama-bench-avx2 is the one built for AVX2 only, the peer of --level avx2 (kiln's
-// CPU kernels forced to their AVX2 tier, as `bench kernels --level` does).
+// CPU kernels forced to their AVX2 tier, as `bench kernels --level` does). With --vs kiln@ADDON the
+// peer is kiln itself with another build of the addon (a kiln.node file: the build before a change),
+// alternating the same way, so two builds are compared on the same memory minute by minute.
 // Each engine is its own child process (bench/e2e-engine.ts), so RSS is its own.
 // Without --model: the four rows of issue 7 (TinyLlama-1.1B Q4_0/Q8_0/F16, Qwen2.5-0.5B Q8_0),
 // written by bench/models.ts first if missing.
@@ -25,7 +27,7 @@
 // Output: a table on the terminal (progress on stderr), bench/results/e2e-<time>.json and .svg.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { GgmlType } from '../src/gguf/ggml-type.js';
@@ -39,8 +41,10 @@ import { BENCH_TYPES, DEFAULT_MODEL_DIR, ensureBenchModel, SHAPES } from './mode
 const HERE = dirname(fileURLToPath(import.meta.url));
 const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
 const DEFAULT_MODELS = ['tinyllama:q4_0', 'tinyllama:q8_0', 'tinyllama:f16', 'qwen2:q8_0'];
-type EngineName = EngineOptions['engine'] | 'llama-bench' | 'llama-bench-avx2';
+type EngineName = EngineOptions['engine'] | 'llama-bench' | 'llama-bench-avx2' | `kiln@${string}`;
 const PEERS: EngineName[] = ['llama.cpp', 'llama-bench', 'llama-bench-avx2'];
+/** A peer `kiln@ADDON`: kiln with the addon at ADDON. */
+const otherBuild = (e: EngineName): string | undefined => (e.startsWith('kiln@') ? e.slice('kiln@'.length) : undefined);
 
 /** What the rounds drive: an engine process, or llama-bench invoked per run. */
 interface BenchEngine {
@@ -70,9 +74,11 @@ class EngineProcess implements BenchEngine {
     });
   }
 
-  static async start(options: EngineOptions): Promise<EngineProcess> {
-    const child = spawn(process.execPath, [join(HERE, 'e2e-engine.js'), JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const engine = new EngineProcess(options.engine, child);
+  /** `addon`: another build of kiln's addon, for a kiln engine named `kiln@ADDON`. */
+  static async start(options: EngineOptions, addon?: string): Promise<EngineProcess> {
+    const env = addon === undefined ? process.env : { ...process.env, KILN_ADDON: resolve(addon) };
+    const child = spawn(process.execPath, [join(HERE, 'e2e-engine.js'), JSON.stringify(options)], { stdio: ['pipe', 'pipe', 'inherit'], env });
+    const engine = new EngineProcess(addon === undefined ? options.engine : `kiln@${addon}`, child);
     const ready = JSON.parse(await engine.next()) as { ready: boolean; loadMs?: number; error?: string; variant?: string };
     if (!ready.ready) {
       engine.stop();
@@ -265,17 +271,22 @@ export async function run(args: string[]): Promise<void> {
   if (level !== 'best' && level !== 'avx2') throw new Error(`--level takes best or avx2, got '${level}'`);
   const vs = argValue(args, '--vs');
   const peers = (vs?.split(',') ?? []) as EngineName[];
-  for (const p of peers) if (!PEERS.includes(p)) throw new Error(`--vs takes ${PEERS.join(', ')} (comma-separated), got '${vs}'`);
+  for (const p of peers) {
+    if (PEERS.includes(p)) continue;
+    const addon = otherBuild(p);
+    if (addon === undefined) throw new Error(`--vs takes ${PEERS.join(', ')} or kiln@ADDON (comma-separated), got '${vs}'`);
+    if (!existsSync(addon)) throw new Error(`--vs ${p}: no addon at ${resolve(addon)}`);
+  }
   const specs = argValue(args, '--model')?.split(',') ?? DEFAULT_MODELS;
   const engines: EngineName[] = ['kiln', ...peers];
-  if (peers.length > 0) installLlamaPeer();
+  if (peers.some((p) => otherBuild(p) === undefined)) installLlamaPeer();
 
   const machine = machineInfo();
   warnAboutAddon(machine);
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   let limits = await measureLimits(threads, 1);
   console.log(`kiln backend ${backend}${level === 'avx2' ? ' (kernels forced to the AVX2 tier)' : ''}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
-    `${runs}${maxRuns > runs ? ` (up to ${maxRuns} where a row swings by more than ${pct(swing)} or across 1.0)` : ''} runs after a warm-up${peers.length ? `, llama.cpp flash attention ${flashAttention}, alternating ${engines.join(' / ')}` : ''}`);
+    `${runs}${maxRuns > runs ? ` (up to ${maxRuns} where a row swings by more than ${pct(swing)} or across 1.0)` : ''} runs after a warm-up${peers.length ? `, ${peers.some((p) => otherBuild(p) === undefined) ? `llama.cpp flash attention ${flashAttention}, ` : ''}alternating ${engines.join(' / ')}` : ''}`);
   if (sampling.temperature > 0) {
     console.log(`decoded tokens sampled at temperature ${sampling.temperature}, top-k ${sampling.topK || 'off'}, top-p ${sampling.topP === 1 ? 'off' : sampling.topP} (kiln and node-llama-cpp, seeded)` +
       `${engines.some((e) => e.startsWith('llama-bench')) ? '; llama-bench never samples (its decode is the forward steps alone)' : ''}`);
@@ -297,7 +308,8 @@ export async function run(args: string[]): Promise<void> {
       for (const e of engines) {
         procs.push(e === 'llama-bench' ? new LlamaBenchEngine(e, llamaBench!, options('llama.cpp'))
           : e === 'llama-bench-avx2' ? new LlamaBenchEngine(e, llamaBenchAvx2!, options('llama.cpp'))
-          : await EngineProcess.start(options(e)));
+          : e.startsWith('kiln@') ? await EngineProcess.start(options('kiln'), otherBuild(e))
+          : await EngineProcess.start(options(e as EngineOptions['engine'])));
       }
       const results = new Map<EngineName, Rates[]>(engines.map((e) => [e, []]));
       const measured = () => engines.map((e) => results.get(e)!);
@@ -361,17 +373,17 @@ export async function run(args: string[]): Promise<void> {
   const settings = { backend, level, threads, runs, maxRuns, swing, promptTokens, generate, kvCacheType, flashAttention: peers.length ? flashAttention : undefined, sampling, llamaBench, llamaBenchAvx2 };
   writeFileSync(json, JSON.stringify({ machine, limits, settings, models: summaries }, null, 2) + '\n');
   const svg = join(RESULTS_DIR, `e2e-${stamp}.svg`);
-  const colors: Record<EngineName, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6', 'llama-bench': '#2f9e44', 'llama-bench-avx2': '#66a80f' };
+  const colors: Record<string, string> = { kiln: '#d9480f', 'llama.cpp': '#1c7ed6', 'llama-bench': '#2f9e44', 'llama-bench-avx2': '#66a80f' };
   const variants = [...new Set(summaries.map((m) => m.llamaCppVariant).filter((v) => v !== undefined))].join(', ');
-  const peerTitle: Record<EngineName, string> = {
+  const peerTitle: Record<string, string> = {
     kiln: 'kiln', 'llama.cpp': `llama.cpp (node-llama-cpp 3.21.1, its ${variants} CPU build)`,
     'llama-bench': 'llama-bench (native build)', 'llama-bench-avx2': 'llama-bench (AVX2-only build)',
   };
   writeFileSync(svg, barChart(
-    `kiln${level === 'avx2' ? ' (AVX2 tier)' : ''}${peers.length ? ` vs ${peers.map((p) => peerTitle[p]).join(' and ')}` : ''}: tokens per second, higher is better`,
+    `kiln${level === 'avx2' ? ' (AVX2 tier)' : ''}${peers.length ? ` vs ${peers.map((p) => peerTitle[p] ?? `kiln with ${otherBuild(p)}`).join(' and ')}` : ''}: tokens per second, higher is better`,
     `${machine.cpu}, ${threads} threads, KV ${kvCacheType}; median of ${runs}${maxRuns > runs ? `-${Math.max(...summaries.map((m) => m.rounds))}` : ''} runs`,
     ['prefill (512-token prompt)', 'decode at depth 0', `decode at depth ${promptTokens}`],
-    engines.map((e) => ({ label: e, color: colors[e] })),
+    engines.map((e) => ({ label: e, color: colors[e] ?? '#868e96' })),
     summaries.map((m) => ({
       label: m.model,
       values: [
