@@ -279,14 +279,15 @@ export async function run(args: string[]): Promise<void> {
   }
   const specs = argValue(args, '--model')?.split(',') ?? DEFAULT_MODELS;
   const engines: EngineName[] = ['kiln', ...peers];
-  if (peers.some((p) => otherBuild(p) === undefined)) installLlamaPeer();
+  const llamaPeers = peers.some((p) => otherBuild(p) === undefined);
+  if (llamaPeers) installLlamaPeer();
 
   const machine = machineInfo();
   warnAboutAddon(machine);
   process.stderr.write('measuring the machine (read bandwidth, FMA peak)...\n');
   let limits = await measureLimits(threads, 1);
   console.log(`kiln backend ${backend}${level === 'avx2' ? ' (kernels forced to the AVX2 tier)' : ''}, ${machine.cpu}, ${threads} threads, prompt ${promptTokens} tokens in one batch, ${generate} decoded tokens, KV cache ${kvCacheType}, ` +
-    `${runs}${maxRuns > runs ? ` (up to ${maxRuns} where a row swings by more than ${pct(swing)} or across 1.0)` : ''} runs after a warm-up${peers.length ? `, ${peers.some((p) => otherBuild(p) === undefined) ? `llama.cpp flash attention ${flashAttention}, ` : ''}alternating ${engines.join(' / ')}` : ''}`);
+    `${runs}${maxRuns > runs ? ` (up to ${maxRuns} where a row swings by more than ${pct(swing)} or across 1.0)` : ''} runs after a warm-up${peers.length ? `, ${llamaPeers ? `llama.cpp flash attention ${flashAttention}, ` : ''}alternating ${engines.join(' / ')}` : ''}`);
   if (sampling.temperature > 0) {
     console.log(`decoded tokens sampled at temperature ${sampling.temperature}, top-k ${sampling.topK || 'off'}, top-p ${sampling.topP === 1 ? 'off' : sampling.topP} (kiln and node-llama-cpp, seeded)` +
       `${engines.some((e) => e.startsWith('llama-bench')) ? '; llama-bench never samples (its decode is the forward steps alone)' : ''}`);
