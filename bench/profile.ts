@@ -9,8 +9,8 @@
 // GB/s to stand against. Output: the tables, and bench/results/profile-<time>.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type OpProfile } from '../src/native/binding.js';
-import { request, resolveModel, vocabSize } from './e2e.js';
+import { native, type OpProfile } from '../src/native/binding.js';
+import { request, resolveModel } from './e2e.js';
 import { loadKiln } from './e2e-engine.js';
 import { argValue, describeMachine, formatTable, machineInfo, measureLimits, probeReadNow, REPO_ROOT, warnAboutAddon } from './machine.js';
 import { DEFAULT_MODEL_DIR } from './models.js';
@@ -32,7 +32,6 @@ export async function run(args: string[]): Promise<void> {
   if (level !== 'best' && level !== 'avx2') throw new Error(`--level takes best or avx2, got '${level}'`);
   const { name, file } = resolveModel(argValue(args, '--model') ?? 'tinyllama:q4_0', argValue(args, '--models-dir') ?? DEFAULT_MODEL_DIR);
 
-  const { native } = await import('../src/native/binding.js');
   const machine = machineInfo();
   warnAboutAddon(machine);
   const limits = await measureLimits(threads, 1);
@@ -41,7 +40,7 @@ export async function run(args: string[]): Promise<void> {
 
   const addon = native();
   const { rt, logitBias } = await loadKiln({ model: file, backend: 'cpu', level, threads, contextSize: promptTokens + generate + 16, batch: promptTokens, kvCacheType });
-  const vocab = vocabSize(file);
+  const vocab = rt.info.hparams.vocabSize;
   const complete = (prompt: number[], maxTokens: number) => rt.complete({ prompt, maxTokens, temperature: 0, logitBias });
 
   const phases: Phase[] = [];
